@@ -1,0 +1,166 @@
+#include "config.h"
+#include "conf.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void rdzv_conf_defaults(struct rdzv_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = rdzv_mode_find("off");
+	c->port_range.lo = RDZV_DEFAULT_PORT_LO;
+	c->port_range.hi = RDZV_DEFAULT_PORT_HI;
+	c->addr_form = RDZV_ADDR_NAME;
+	c->env_fallback = 1;
+	snprintf(c->bind, sizeof(c->bind), "none");
+}
+
+int rdzv_parse_bool(const char *s)
+{
+	static const char *const yes[] = { "yes", "1", "true", "on", NULL };
+	static const char *const no[] = { "no", "0", "false", "off", NULL };
+	int i;
+
+	for (i = 0; s && yes[i]; i++)
+		if (strcmp(s, yes[i]) == 0)
+			return 1;
+	for (i = 0; s && no[i]; i++)
+		if (strcmp(s, no[i]) == 0)
+			return 0;
+	return -1;
+}
+
+static int set_string(char *dst, size_t dstlen, const char *key, const char *val,
+                      int need_abs, char *err, size_t errlen)
+{
+	if (!*val)
+		return rdzv_err(err, errlen, "plugstack argument %s= has an empty value", key);
+	if (need_abs && val[0] != '/')
+		return rdzv_err(err, errlen, "plugstack argument %s=%.64s: must be an absolute path",
+		                key, val);
+	if (rdzv_strlcpy(dst, val, dstlen) < 0)
+		return rdzv_err(err, errlen, "plugstack argument %s=: value longer than %zu bytes",
+		                key, dstlen - 1);
+	return 0;
+}
+
+int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t errlen)
+{
+	int i;
+
+	for (i = 0; i < ac; i++) {
+		const char *arg = av[i], *eq = strchr(arg, '=');
+		char key[32];
+		const char *val;
+		size_t klen;
+		int b;
+
+		if (!eq || eq == arg || (klen = (size_t)(eq - arg)) >= sizeof(key))
+			return rdzv_err(err, errlen, "plugstack argument '%.64s' is not key=value", arg);
+		memcpy(key, arg, klen);
+		key[klen] = '\0';
+		val = eq + 1;
+		if (strcmp(key, "mode") == 0) {
+			if (!(c->mode = rdzv_mode_find(val)))
+				return rdzv_err(err, errlen, "plugstack argument mode=%.32s: valid modes are %s",
+				                val, rdzv_mode_names());
+		} else if (strcmp(key, "port_range") == 0) {
+			if (rdzv_port_range_parse(val, &c->port_range, err, errlen) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument port_range=%.32s: expected LO-HI with %d <= LO <= HI <= %d",
+				                val, RDZV_PORT_MIN, RDZV_PORT_MAX);
+		} else if (strcmp(key, "master_addr") == 0) {
+			if (strcmp(val, "name") == 0)
+				c->addr_form = RDZV_ADDR_NAME;
+			else if (strcmp(val, "ip") == 0)
+				c->addr_form = RDZV_ADDR_IP;
+			else
+				return rdzv_err(err, errlen,
+				                "plugstack argument master_addr=%.32s: valid values are name, ip", val);
+		} else if (strcmp(key, "env") == 0 || strcmp(key, "strict") == 0) {
+			if ((b = rdzv_parse_bool(val)) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument %s=%.32s: valid values are yes, no", key, val);
+			if (key[0] == 'e')
+				c->env_fallback = b;
+			else
+				c->strict = b;
+		} else if (strcmp(key, "bind") == 0) {
+			if (set_string(c->bind, sizeof(c->bind), key, val, 0, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "topology") == 0) {
+			if (set_string(c->topology, sizeof(c->topology), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "profiles") == 0) {
+			if (set_string(c->profiles, sizeof(c->profiles), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "profile") == 0) {
+			if (set_string(c->profile, sizeof(c->profile), key, val, 0, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "partition_profile") == 0) {
+			if (set_string(c->partition_profiles, sizeof(c->partition_profiles), key, val,
+			               0, err, errlen) < 0)
+				return -1;
+		} else {
+			return rdzv_err(err, errlen,
+			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
+			                "master_addr, env, bind, topology, strict, profiles, profile, "
+			                "partition_profile)", key);
+		}
+	}
+	return 0;
+}
+
+void rdzv_opts_init(struct rdzv_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->verbose = -1;
+}
+
+int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
+{
+	const struct rdzv_mode *m = rdzv_mode_find(val);
+
+	if (!m)
+		return rdzv_err(err, errlen, "invalid --rdzv value '%.32s': valid modes are %s",
+		                val ? val : "", rdzv_mode_names());
+	o->mode = m;
+	return 0;
+}
+
+int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
+{
+	uint16_t p;
+
+	if (rdzv_port_parse(val, &p, NULL, 0) < 0)
+		return rdzv_err(err, errlen, "invalid --rdzv-port value '%.32s': expected a port %d-%d",
+		                val ? val : "", RDZV_PORT_MIN, RDZV_PORT_MAX);
+	o->port = p;
+	return 0;
+}
+
+int rdzv_opts_from_env(struct rdzv_opts *o, const char *(*get)(void *ctx, const char *name),
+                       void *ctx, char *err, size_t errlen)
+{
+	const char *v;
+
+	if (!o->mode && (v = get(ctx, "RDZV_MODE")) && *v) {
+		if (!(o->mode = rdzv_mode_find(v)))
+			return rdzv_err(err, errlen, "invalid RDZV_MODE '%.32s': valid modes are %s",
+			                v, rdzv_mode_names());
+	}
+	if (!o->port && (v = get(ctx, "RDZV_PORT")) && *v) {
+		if (rdzv_port_parse(v, &o->port, NULL, 0) < 0)
+			return rdzv_err(err, errlen, "invalid RDZV_PORT '%.32s': expected a port %d-%d",
+			                v, RDZV_PORT_MIN, RDZV_PORT_MAX);
+	}
+	if (o->verbose < 0 && (v = get(ctx, "RDZV_VERBOSE")) && *v) {
+		int b = rdzv_parse_bool(v);
+
+		if (b < 0)
+			return rdzv_err(err, errlen, "invalid RDZV_VERBOSE '%.32s': valid values are yes, no", v);
+		o->verbose = b;
+	}
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* conf.h: plugstack.conf arguments and the users' option values.
+ *
+ * plugstack.conf:  required /usr/lib/slurm/rdzv.so mode=off port_range=29500-32767
+ * Arguments are key=value; an unknown key or a bad value is refused with the
+ * argument named. Defaults live in rdzv_conf_defaults(). */
+#ifndef RDZV_CONF_H
+#define RDZV_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "master.h"
+#include "modes.h"
+#include "port.h"
+
+#define RDZV_PATH_MAX 1024
+#define RDZV_NAME_MAX 64
+
+struct rdzv_conf {
+	const struct rdzv_mode *mode;          /* site default mode (mode=) */
+	struct rdzv_port_range port_range;     /* port_range= */
+	enum rdzv_addr_form addr_form;         /* master_addr=name|ip */
+	int env_fallback;                      /* env=yes|no: honour RDZV_* variables */
+	char bind[RDZV_NAME_MAX];              /* bind=: site default binding mode */
+	char topology[RDZV_PATH_MAX];          /* topology=PATH, %n = node name */
+	char profiles[RDZV_PATH_MAX];          /* profiles=DIR */
+	char profile[RDZV_NAME_MAX];           /* profile=: site default profile */
+	char partition_profiles[RDZV_PATH_MAX];/* partition_profile=PART:NAME[,...] */
+	int strict;                            /* strict=yes: binding failure fails */
+};
+
+void rdzv_conf_defaults(struct rdzv_conf *c);
+
+/* Parse plugstack arguments over the defaults. Returns 0 or -1 with the
+ * offending argument named in err. */
+int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t errlen);
+
+/* yes/no/1/0/true/false/on/off. Returns 0/1, or -1. */
+int rdzv_parse_bool(const char *s);
+
+/* What the user chose (options, or the RDZV_* environment fallback).
+ * Unset fields mean "not given". Option callbacks run twice (environment,
+ * then command line), so every setter is idempotent: last value wins. */
+struct rdzv_opts {
+	const struct rdzv_mode *mode; /* NULL: not given */
+	uint16_t port;                /* 0: not given */
+	int verbose;                  /* -1: not given */
+	char bind[RDZV_NAME_MAX];     /* "": not given */
+	char profile[RDZV_NAME_MAX];  /* "": not given */
+};
+
+void rdzv_opts_init(struct rdzv_opts *o);
+
+/* Option values. Each returns 0 or -1 with a message naming the option, the
+ * value and the valid values. */
+int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+
+/* Environment fallback for wrappers that cannot add flags: RDZV_MODE,
+ * RDZV_PORT, RDZV_VERBOSE fill what the options left unset. get is getenv-
+ * like (returns NULL when unset). Returns 0 or -1 naming the variable. */
+int rdzv_opts_from_env(struct rdzv_opts *o, const char *(*get)(void *ctx, const char *name),
+                       void *ctx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,226 @@
+/* hostlist.c: see hostlist.h. A streaming reader: no allocation, no
+ * expansion; memory is constant and time linear in the expression. */
+#include "config.h"
+#include "hostlist.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* An upper bound far above any cluster; keeps products from overflowing. */
+#define HOSTS_MAX ((uint64_t)1 << 40)
+
+static int is_sep(char c)
+{
+	return c == ',' || isspace((unsigned char)c);
+}
+
+/* Find the next item at or after *pos: [*b, *e). Returns 1 when found,
+ * 0 at the end, -1 on unbalanced brackets. */
+static int next_item(const char *s, size_t *pos, size_t *b, size_t *e,
+                     char *err, size_t errlen)
+{
+	size_t i = *pos;
+	int depth = 0;
+
+	while (s[i] && is_sep(s[i]))
+		i++;
+	if (!s[i])
+		return 0;
+	*b = i;
+	for (; s[i]; i++) {
+		if (s[i] == '[') {
+			if (depth)
+				return rdzv_err(err, errlen, "nested '[' at offset %zu", i);
+			depth = 1;
+		} else if (s[i] == ']') {
+			if (!depth)
+				return rdzv_err(err, errlen, "']' without '[' at offset %zu", i);
+			depth = 0;
+		} else if (!depth && is_sep(s[i])) {
+			break;
+		}
+	}
+	if (depth)
+		return rdzv_err(err, errlen, "'[' not closed");
+	*e = i;
+	*pos = i;
+	return 1;
+}
+
+/* One range "lo" or "lo-hi" in [b, e). */
+static int parse_range(const char *s, size_t b, size_t e, uint64_t *lo,
+                       uint64_t *hi, int *width, char *err, size_t errlen)
+{
+	const char *dash = memchr(s + b, '-', e - b);
+	size_t lo_end = dash ? (size_t)(dash - s) : e;
+
+	if (rdzv_parse_u64n(s + b, lo_end - b, 0, HOSTS_MAX * 1000, lo) < 0)
+		return rdzv_err(err, errlen, "bad range '%.*s'", (int)(e - b), s + b);
+	*hi = *lo;
+	if (dash && rdzv_parse_u64n(s + lo_end + 1, e - lo_end - 1, 0,
+	                            HOSTS_MAX * 1000, hi) < 0)
+		return rdzv_err(err, errlen, "bad range '%.*s'", (int)(e - b), s + b);
+	if (*hi < *lo)
+		return rdzv_err(err, errlen, "range '%.*s' runs backwards",
+		                (int)(e - b), s + b);
+	*width = (int)(lo_end - b);
+	return 0;
+}
+
+/* Size of the bracket group whose contents are [b, e). When want is not
+ * NULL, also find element *want of the group: its value and width. */
+static int group_walk(const char *s, size_t b, size_t e, uint64_t *size,
+                      const uint64_t *want, uint64_t *val, int *width,
+                      char *err, size_t errlen)
+{
+	uint64_t total = 0;
+	size_t i = b;
+
+	if (b == e)
+		return rdzv_err(err, errlen, "empty brackets");
+	while (i <= e) {
+		size_t j = i;
+		uint64_t lo = 0, hi = 0;
+		int w = 0;
+
+		while (j < e && s[j] != ',')
+			j++;
+		if (parse_range(s, i, j, &lo, &hi, &w, err, errlen) < 0)
+			return -1;
+		if (want && *want >= total && *want - total <= hi - lo) {
+			*val = lo + (*want - total);
+			*width = w;
+		}
+		total += hi - lo + 1;
+		if (total > HOSTS_MAX)
+			return rdzv_err(err, errlen, "host list names too many hosts");
+		i = j + 1;
+	}
+	*size = total;
+	return 0;
+}
+
+/* Number of hosts in the item [b, e). */
+static int item_count(const char *s, size_t b, size_t e, uint64_t *count,
+                      char *err, size_t errlen)
+{
+	uint64_t n = 1;
+	size_t i;
+
+	for (i = b; i < e; i++) {
+		size_t close;
+		uint64_t g = 1;
+
+		if (s[i] != '[')
+			continue;
+		close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
+		if (group_walk(s, i + 1, close, &g, NULL, NULL, NULL, err, errlen) < 0)
+			return -1;
+		if (n > HOSTS_MAX / g)
+			return rdzv_err(err, errlen, "host list names too many hosts");
+		n *= g;
+		i = close;
+	}
+	*count = n;
+	return 0;
+}
+
+static int append(char *out, size_t outlen, size_t *used, const char *p,
+                  size_t n, char *err, size_t errlen)
+{
+	if (*used + n >= outlen)
+		return rdzv_err(err, errlen, "host name longer than %zu bytes", outlen - 1);
+	memcpy(out + *used, p, n);
+	*used += n;
+	out[*used] = '\0';
+	return 0;
+}
+
+/* Write host k of the item [b, e); k < item_count. Groups are mixed-radix
+ * digits, the last group varying fastest (Slurm's order). */
+static int item_nth(const char *s, size_t b, size_t e, uint64_t k, char *out,
+                    size_t outlen, char *err, size_t errlen)
+{
+	uint64_t rest;
+	size_t used = 0, i, lit = b;
+
+	if (item_count(s, b, e, &rest, err, errlen) < 0)
+		return -1;
+	out[0] = '\0';
+	for (i = b; i < e; i++) {
+		size_t close;
+		uint64_t g = 1, idx, val = 0;
+		int width = 0;
+		char num[32];
+		int len;
+
+		if (s[i] != '[')
+			continue;
+		if (append(out, outlen, &used, s + lit, i - lit, err, errlen) < 0)
+			return -1;
+		close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
+		if (group_walk(s, i + 1, close, &g, NULL, NULL, NULL, err, errlen) < 0)
+			return -1;
+		/* rest = product of this group and the ones after it */
+		rest /= g;
+		idx = k / rest;
+		k %= rest;
+		if (group_walk(s, i + 1, close, &g, &idx, &val, &width, err, errlen) < 0)
+			return -1;
+		len = snprintf(num, sizeof(num), "%0*" PRIu64, width, val);
+		if (append(out, outlen, &used, num, (size_t)len, err, errlen) < 0)
+			return -1;
+		i = close;
+		lit = close + 1;
+	}
+	return append(out, outlen, &used, s + lit, e - lit, err, errlen);
+}
+
+long rdzv_hostlist_count(const char *list, char *err, size_t errlen)
+{
+	size_t pos = 0, b, e;
+	uint64_t total = 0;
+	int rc;
+
+	if (!list)
+		return rdzv_err(err, errlen, "no host list");
+	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
+		uint64_t n;
+
+		if (item_count(list, b, e, &n, err, errlen) < 0)
+			return -1;
+		total += n;
+		if (total > HOSTS_MAX)
+			return rdzv_err(err, errlen, "host list names too many hosts");
+	}
+	if (rc < 0)
+		return -1;
+	return (long)total;
+}
+
+int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
+                      char *err, size_t errlen)
+{
+	size_t pos = 0, b, e;
+	uint64_t k = n;
+	int rc;
+
+	if (!list || !host || hostlen == 0)
+		return rdzv_err(err, errlen, "no host list");
+	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
+		uint64_t cnt;
+
+		if (item_count(list, b, e, &cnt, err, errlen) < 0)
+			return -1;
+		if (k < cnt)
+			return item_nth(list, b, e, k, host, hostlen, err, errlen);
+		k -= cnt;
+	}
+	if (rc < 0)
+		return -1;
+	return rdzv_err(err, errlen, "host %zu is past the end of '%.64s'", n, list);
+}

@@ -1,0 +1,26 @@
+/* hostlist.h: Slurm host list expressions, read without expanding them.
+ *
+ * Grammar (as Slurm 22.05's scontrol accepts it): items separated by commas
+ * or white space outside brackets; an item is text with zero or more bracket
+ * groups "[a-b,c,...]", expanded as a cartesian product, last group fastest.
+ * A range keeps the zero padding of its low bound ("n[08-10]" -> n08 n09 n10).
+ * Work is proportional to the length of the expression, never to the number
+ * of hosts it names. */
+#ifndef RDZV_HOSTLIST_H
+#define RDZV_HOSTLIST_H
+
+#include <stddef.h>
+
+#define RDZV_HOST_MAX 256
+
+/* Number of hosts the expression names (duplicates counted).
+ * Returns -1 with a reason in err on a malformed expression. */
+long rdzv_hostlist_count(const char *list, char *err, size_t errlen);
+
+/* Write host number n (0-based) into host[hostlen].
+ * Returns 0, or -1 with a reason in err (malformed, n out of range,
+ * name longer than hostlen). */
+int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
+                      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,63 @@
+/* modes.h: the rendezvous modes (--rdzv=MODE). Adding a mode is one entry
+ * in the table in modes.c plus its fill function. */
+#ifndef RDZV_MODES_H
+#define RDZV_MODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "envset.h"
+#include "hostlist.h"
+
+/* What one node knows about the step, computed once per node (user_init). */
+struct rdzv_step {
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t nnodes;        /* nodes in the step */
+	uint32_t node_id;       /* this node's index in the step */
+	uint32_t ntasks;        /* tasks in the step */
+	uint32_t local_ntasks;  /* tasks on this node */
+	char master_host[RDZV_HOST_MAX]; /* node running rank 0, as Slurm names it */
+	char master_addr[RDZV_HOST_MAX]; /* what MASTER_ADDR gets */
+	uint16_t port;
+	int gpus_on_node;       /* step's GPUs on this node; -1 unknown */
+	char argv0[64];         /* basename of the task's program, may be empty */
+};
+
+/* What differs between tasks of one node. */
+struct rdzv_task {
+	uint32_t rank;        /* global task id */
+	uint32_t local_rank;  /* local task id */
+};
+
+#define RDZV_MODE_ONE_TASK_PER_NODE 0x1u /* a launcher per node (torchrun) */
+
+struct rdzv_mode {
+	const char *name;
+	const char *summary;
+	unsigned flags;
+	/* Add the mode's variables for one task. NULL for "off". */
+	int (*fill)(const struct rdzv_step *step, const struct rdzv_task *task,
+	            struct rdzv_envset *env, char *err, size_t errlen);
+};
+
+/* The mode called name, or NULL. */
+const struct rdzv_mode *rdzv_mode_find(const char *name);
+
+/* "off, torch, torchrun, ..." for messages. */
+const char *rdzv_mode_names(void);
+
+/* All modes, terminated by an entry whose name is NULL. */
+const struct rdzv_mode *rdzv_modes(void);
+
+/* Checks a step against the mode's rules (e.g. one task per node), with a
+ * message that tells the user what to change. Returns 0 or -1. */
+int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *step,
+                         char *err, size_t errlen);
+
+/* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
+ * so that other modes (deepspeed, megatron) build on it. */
+int rdzv_fill_torch(const struct rdzv_step *step, const struct rdzv_task *task,
+                    struct rdzv_envset *env, char *err, size_t errlen);
+
+#endif

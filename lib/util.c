@@ -1,0 +1,61 @@
+#include "config.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int rdzv_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int rdzv_parse_u64n(const char *s, size_t n, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!s || n == 0 || n > 20)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s)
+		return -1;
+	return rdzv_parse_u64n(s, strlen(s), min, max, out);
+}
+
+int rdzv_strlcpy(char *dst, const char *src, size_t dstlen)
+{
+	size_t n = strlen(src);
+
+	if (n >= dstlen) {
+		if (dstlen)
+			dst[0] = '\0';
+		return -1;
+	}
+	memcpy(dst, src, n + 1);
+	return 0;
+}

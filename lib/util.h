@@ -1,0 +1,28 @@
+/* util.h: small shared helpers of the logic library. */
+#ifndef RDZV_UTIL_H
+#define RDZV_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define RDZV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define RDZV_PRINTF(a, b)
+#endif
+
+/* snprintf into err[errlen] when err is not NULL. Always returns -1 so that
+ * callers can write "return rdzv_err(err, errlen, ...)". */
+int rdzv_err(char *err, size_t errlen, const char *fmt, ...) RDZV_PRINTF(3, 4);
+
+/* Parse a whole decimal string into [min, max]. Returns 0 or -1 (no digits,
+ * trailing text, sign, overflow, out of range). */
+int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Like rdzv_parse_u64 for the first n bytes of s. */
+int rdzv_parse_u64n(const char *s, size_t n, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Copy src into dst[dstlen]; returns 0, or -1 when it does not fit. */
+int rdzv_strlcpy(char *dst, const char *src, size_t dstlen);
+
+#endif

@@ -1,0 +1,63 @@
+/* options.c: the option table, registered in a loop from init so that
+ * sbatch and salloc know the options too (a spank_options symbol only works
+ * for srun). Slurm calls each callback twice, once for the value found in
+ * the environment (e.g. #SBATCH --rdzv=torch exported to the job) and once
+ * for the command line, so the setters only overwrite: the last one wins,
+ * and an explicit srun option beats the batch script's. A callback that
+ * returns -1 stops srun/sbatch before anything launches. */
+#include "config.h"
+#include "plugin.h"
+
+enum { OPT_MODE, OPT_PORT, OPT_VERBOSE };
+
+static int report(int rc, const char *err)
+{
+	if (rc < 0)
+		slurm_error(RDZV_TAG ": %s", err);
+	return rc;
+}
+
+static int opt_cb(int val, const char *arg, int remote)
+{
+	char err[RDZV_ERRLEN];
+
+	switch (val) {
+	case OPT_MODE:
+		return report(rdzv_opt_mode(&rdzv.opts, arg, err, sizeof(err)), err);
+	case OPT_PORT:
+		return report(rdzv_opt_port(&rdzv.opts, arg, err, sizeof(err)), err);
+	case OPT_VERBOSE:
+		rdzv.opts.verbose = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static struct spank_option options[] = {
+	{ "rdzv", "MODE",
+	  RDZV_TAG ": rendezvous variables for each task: off, torch (one task per rank, "
+	  "env://), torchrun (one task per node running torchrun, PET_*)",
+	  1, OPT_MODE, opt_cb },
+	{ "rdzv-port", "PORT",
+	  RDZV_TAG ": rendezvous port (1024-65535) instead of the reserved or derived one",
+	  1, OPT_PORT, opt_cb },
+	{ "rdzv-verbose", NULL,
+	  RDZV_TAG ": print, once per node, the variables set for each task and where they came from",
+	  0, OPT_VERBOSE, opt_cb },
+	SPANK_OPTIONS_TABLE_END
+};
+
+int rdzv_options_register(spank_t sp)
+{
+	struct spank_option *o;
+
+	for (o = options; o->name; o++) {
+		spank_err_t rc = spank_option_register(sp, o);
+
+		if (rc != ESPANK_SUCCESS) {
+			slurm_error(RDZV_TAG ": cannot register --%s: %s", o->name, spank_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* plugin.h: state shared by the glue files of rdzv.so. Only spank/ includes
+ * spank.h; the logic lives in lib/. */
+#ifndef RDZV_PLUGIN_H
+#define RDZV_PLUGIN_H
+
+#include <slurm/spank.h>
+
+#include "conf.h"
+#include "envset.h"
+#include "modes.h"
+
+#define RDZV_TAG "rdzv"
+#define RDZV_ERRLEN 512
+
+struct rdzv_plugin {
+	struct rdzv_conf conf;    /* plugstack arguments */
+	struct rdzv_opts opts;    /* user's options (+ environment fallback) */
+	const struct rdzv_mode *mode; /* resolved: option > env > site default */
+	int verbose;
+	/* remote (slurmstepd) state, computed once per node in user_init */
+	int active;               /* this step gets variables */
+	struct rdzv_step step;
+	char error[RDZV_ERRLEN];  /* saved by user_init, reported by task_init */
+	char port_source[32];
+};
+
+extern struct rdzv_plugin rdzv;
+
+/* options.c */
+int rdzv_options_register(spank_t sp);
+
+/* local.c: srun, sbatch, salloc */
+int rdzv_local_init_post_opt(spank_t sp);
+int rdzv_local_user_init(spank_t sp);
+
+/* remote.c: slurmstepd */
+int rdzv_remote_user_init(spank_t sp);
+int rdzv_remote_task_init(spank_t sp);
+void rdzv_remote_exit(void);
+
+#endif

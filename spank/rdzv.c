@@ -1,0 +1,70 @@
+/* rdzv.c: the SPANK entry points. Each one routes to the file for its
+ * context; nothing here decides anything.
+ *
+ *   srun (local):       init -> options -> init_post_opt -> local_user_init
+ *   sbatch/salloc:      init -> options -> init_post_opt
+ *   slurmstepd (remote): init (root) -> options -> init_post_opt (root)
+ *                       -> user_init (as the user, once per node)
+ *                       -> per task: task_init (as the user, in the task)
+ *
+ * plugstack arguments are parsed in every context, so a broken line fails
+ * srun/sbatch on the submit host before anything reaches a compute node
+ * (a failing init in slurmstepd of a batch step would drain the node). */
+#include "config.h"
+#include "plugin.h"
+
+#include <string.h>
+
+SPANK_PLUGIN(rdzv, 1);
+
+struct rdzv_plugin rdzv;
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	char err[RDZV_ERRLEN];
+	spank_context_t ctx = spank_context();
+
+	if (ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE && ctx != S_CTX_ALLOCATOR)
+		return 0;
+	memset(&rdzv, 0, sizeof(rdzv));
+	rdzv_conf_defaults(&rdzv.conf);
+	rdzv_opts_init(&rdzv.opts);
+	if (rdzv_conf_parse(ac, av, &rdzv.conf, err, sizeof(err)) < 0) {
+		slurm_error(RDZV_TAG ": plugstack.conf: %s", err);
+		return -1;
+	}
+	return rdzv_options_register(sp);
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	switch (spank_context()) {
+	case S_CTX_LOCAL:
+	case S_CTX_ALLOCATOR:
+		return rdzv_local_init_post_opt(sp);
+	default:
+		return 0;
+	}
+}
+
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
+{
+	return spank_context() == S_CTX_LOCAL ? rdzv_local_user_init(sp) : 0;
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	return spank_remote(sp) ? rdzv_remote_user_init(sp) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	return spank_remote(sp) ? rdzv_remote_task_init(sp) : 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_REMOTE)
+		rdzv_remote_exit();
+	return 0;
+}

@@ -1,0 +1,268 @@
+/* remote.c: slurmstepd. user_init runs once per node, as the user, and does
+ * all the work that is the same for every task of the node (master host and
+ * its one name lookup, port, checks); task_init only fills and applies the
+ * task's row. Failures found in user_init are saved and reported by
+ * task_init (Slurm shows nothing from user_init to the user), which then
+ * ends the task before exec: a task without its variables would hang in
+ * init_process_group, and Slurm 22.05 ignores an optional plugin's return
+ * code, so the plugin does not rely on it. */
+#include "config.h"
+#include "plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hostlist.h"
+#include "master.h"
+#include "port.h"
+#include "util.h"
+
+/* Slurm's special step ids (slurm.h: SLURM_PENDING_STEP .. SLURM_BATCH_SCRIPT)
+ * all sit at the top of the range. The batch and extern steps must stay
+ * untouched: srun inside a batch script would otherwise inherit RANK=0 and
+ * friends as if the user had exported them. */
+#define SPECIAL_STEP_MIN 0xfffffff0u
+
+#define HOSTFILE_MAX 65536
+
+static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
+{
+	spank_err_t rc = spank_getenv(sp, name, buf, (int)len);
+
+	if (rc == ESPANK_SUCCESS)
+		return 1;
+	if (rc == ESPANK_ENV_NOEXIST)
+		return 0;
+	return -1;
+}
+
+struct task_env {
+	spank_t sp;
+};
+
+static int env_get(void *ctx, const char *name, char *buf, size_t len)
+{
+	return job_getenv(((struct task_env *)ctx)->sp, name, buf, len);
+}
+
+static int env_set(void *ctx, const char *name, const char *value)
+{
+	return spank_setenv(((struct task_env *)ctx)->sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+static int env_unset(void *ctx, const char *name)
+{
+	return spank_unsetenv(((struct task_env *)ctx)->sp, name) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* Read the first HOSTFILE_MAX bytes of the user's hostfile. Runs in
+ * user_init, after slurmstepd dropped privileges to the user. */
+static char *read_hostfile(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = malloc(HOSTFILE_MAX + 1);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, HOSTFILE_MAX, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int count_list(const char *s)
+{
+	int n = 0;
+
+	if (!*s)
+		return 0;
+	for (n = 1; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
+{
+	if (spank_get_item(sp, S_JOB_ID, &st->job_id) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_STEPID, &st->step_id) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_NNODES, &st->nnodes) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_NODEID, &st->node_id) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &st->ntasks) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &st->local_ntasks) != ESPANK_SUCCESS)
+		return rdzv_err(err, errlen, "cannot read the step's ids and task counts from Slurm");
+	if (st->nnodes == 0 || st->ntasks == 0 || st->node_id >= st->nnodes
+	    || st->local_ntasks == 0 || st->local_ntasks > st->ntasks)
+		return rdzv_err(err, errlen,
+		                "contradictory step facts from Slurm: node %u of %u, %u of %u tasks",
+		                st->node_id, st->nnodes, st->local_ntasks, st->ntasks);
+	return 0;
+}
+
+static int compute_step(spank_t sp, char *err, size_t errlen)
+{
+	struct rdzv_step *st = &rdzv.step;
+	char nodelist[8192], dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024], het[32];
+	char *hosttext = NULL;
+	struct rdzv_port_range eph, *ephp = NULL;
+	enum rdzv_port_source src;
+	int rv = -1;
+
+	if (job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0 && strcmp(het, "1") != 0)
+		return rdzv_err(err, errlen,
+		                "heterogeneous steps (--het-group) are not supported by --rdzv: ranks "
+		                "of the components cannot be numbered from one node's view; launch "
+		                "one component per step");
+	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
+		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing or too long");
+	if (job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
+		dist[0] = '\0';
+	if (strncmp(dist, "arbitrary", 9) == 0
+	    && job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
+		hosttext = read_hostfile(hostfile);
+	if (rdzv_master_host(nodelist, dist, hosttext, st->master_host, sizeof(st->master_host),
+	                     err, errlen) < 0)
+		goto fail;
+	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
+	                     sizeof(st->master_addr), err, errlen) < 0)
+		goto fail;
+	if (job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
+		resv[0] = '\0';
+	if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
+		ephp = &eph;
+	if (rdzv_port_choose(rdzv.opts.port, resv, st->job_id, st->step_id, &rdzv.conf.port_range,
+	                     ephp, &st->port, &src, err, errlen) < 0)
+		goto fail;
+	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", rdzv_port_source_name(src));
+	st->gpus_on_node = -1;
+	if (job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
+	    || job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
+		st->gpus_on_node = count_list(gpus);
+	if (rdzv_mode_check_step(rdzv.mode, st, err, errlen) < 0)
+		goto fail;
+	rv = 0;
+fail:
+	free(hosttext);
+	return rv;
+}
+
+int rdzv_remote_user_init(spank_t sp)
+{
+	char err[RDZV_ERRLEN];
+
+	rdzv.error[0] = '\0';
+	if (rdzv.conf.env_fallback) {
+		char buf[64];
+
+		/* The environment fallback, read from the job's environment. The
+		 * value was validated by srun; a bad one here only means "unset". */
+		if (!rdzv.opts.mode && job_getenv(sp, "RDZV_MODE", buf, sizeof(buf)) > 0)
+			rdzv.opts.mode = rdzv_mode_find(buf);
+		if (!rdzv.opts.port && job_getenv(sp, "RDZV_PORT", buf, sizeof(buf)) > 0)
+			rdzv_port_parse(buf, &rdzv.opts.port, NULL, 0);
+		if (rdzv.opts.verbose < 0 && job_getenv(sp, "RDZV_VERBOSE", buf, sizeof(buf)) > 0)
+			rdzv.opts.verbose = rdzv_parse_bool(buf) > 0;
+	}
+	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	rdzv.verbose = rdzv.opts.verbose > 0;
+	if (!rdzv.mode || !rdzv.mode->fill)
+		return 0;
+	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
+		snprintf(rdzv.error, sizeof(rdzv.error), "%s", err);
+		rdzv.active = 1;
+		return -1;
+	}
+	if (rdzv.step.step_id >= SPECIAL_STEP_MIN)
+		return 0;
+	rdzv.active = 1;
+	if (compute_step(sp, err, sizeof(err)) < 0) {
+		snprintf(rdzv.error, sizeof(rdzv.error), "%s", err);
+		slurm_error(RDZV_TAG ": step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id, err);
+		return -1;
+	}
+	slurm_verbose(RDZV_TAG ": step %u.%u mode %s master %s (%s) port %u from %s",
+	              rdzv.step.job_id, rdzv.step.step_id, rdzv.mode->name, rdzv.step.master_host,
+	              rdzv.step.master_addr, rdzv.step.port, rdzv.port_source);
+	return 0;
+}
+
+/* The node's table, printed once per node by its first task (the user sees
+ * the task's stderr; slurmstepd's own log would not reach them). */
+static void print_table(const struct rdzv_envset *env, uint32_t local_rank)
+{
+	const struct rdzv_step *st = &rdzv.step;
+	char host[RDZV_HOST_MAX] = "";
+	size_t i;
+
+	gethostname(host, sizeof(host) - 1);
+	fprintf(stderr, RDZV_TAG ": node %u/%u (%s) step %u.%u mode %s: %u tasks, "
+	        "MASTER %s (%s) port %u from %s\n", st->node_id, st->nnodes, host, st->job_id,
+	        st->step_id, rdzv.mode->name, st->local_ntasks, st->master_host, st->master_addr,
+	        st->port, rdzv.port_source);
+	for (i = 0; i < env->n; i++) {
+		const struct rdzv_env_entry *e = &env->v[i];
+
+		if (e->outcome == RDZV_OUT_USER_KEPT)
+			fprintf(stderr, RDZV_TAG ":   %-26s %s (user's value kept; %s would give %s)\n",
+			        e->name, e->user_value ? e->user_value : "", e->origin, e->value);
+		else if (e->outcome == RDZV_OUT_ENFORCED)
+			fprintf(stderr, RDZV_TAG ":   %-26s %s (%s, enforced over user's %s)\n",
+			        e->name, e->value, e->origin, e->user_value ? e->user_value : "");
+		else if (e->outcome == RDZV_OUT_UNSET || e->outcome == RDZV_OUT_ABSENT)
+			fprintf(stderr, RDZV_TAG ":   %-26s (unset by %s)\n", e->name, e->origin);
+		else
+			fprintf(stderr, RDZV_TAG ":   %-26s %s (%s)\n", e->name, e->value, e->origin);
+	}
+	if (st->local_ntasks > 1)
+		fprintf(stderr, RDZV_TAG ":   tasks %u..%u of this node differ only in RANK, "
+		        "LOCAL_RANK, ROLE_RANK (shown for local task %u)\n", 1u,
+		        st->local_ntasks - 1, local_rank);
+}
+
+static void fail_task(uint32_t rank, const char *msg)
+{
+	fprintf(stderr, RDZV_TAG ": error: task %u: %s\n", rank, msg);
+	fflush(stderr);
+	/* Ends the task before exec, whether the plugin is required or
+	 * optional (see the comment at the top of this file). */
+	_exit(1);
+}
+
+int rdzv_remote_task_init(spank_t sp)
+{
+	char err[RDZV_ERRLEN];
+	struct rdzv_task t;
+	struct rdzv_envset *env = NULL;
+	struct task_env tenv = { sp };
+	struct rdzv_env_ops ops = { env_get, env_set, env_unset, &tenv };
+	int local_id = 0;
+
+	if (!rdzv.active)
+		return 0;
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &t.rank) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
+		fail_task(0, "cannot read the task's ids from Slurm");
+	t.local_rank = (uint32_t)local_id;
+	if (rdzv.error[0])
+		fail_task(t.rank, rdzv.error);
+	if (!(env = rdzv_envset_create()))
+		fail_task(t.rank, "out of memory");
+	if (rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0
+	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
+		fail_task(t.rank, err);
+	if (rdzv.verbose && t.local_rank == 0)
+		print_table(env, t.local_rank);
+	rdzv_envset_destroy(env);
+	return 0;
+}
+
+void rdzv_remote_exit(void)
+{
+}
