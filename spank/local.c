@@ -3,6 +3,7 @@
  * exists: errors in these hooks stop srun/sbatch with a non-zero exit. */
 #include "config.h"
 #include "plugin.h"
+#include "hooks.h"
 
 #include <stdlib.h>
 
@@ -17,6 +18,11 @@ int rdzv_local_init_post_opt(spank_t sp)
 
 	if (rdzv.conf.env_fallback
 	    && rdzv_opts_from_env(&rdzv.opts, local_getenv, NULL, err, sizeof(err)) < 0) {
+		slurm_error(RDZV_TAG ": %s", err);
+		return -1;
+	}
+	if (rdzv_profile_local(sp, err, sizeof(err)) < 0
+	    || rdzv_bind_local(sp, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}

@@ -7,8 +7,9 @@
  * returns -1 stops srun/sbatch before anything launches. */
 #include "config.h"
 #include "plugin.h"
+#include "hooks.h"
 
-enum { OPT_MODE, OPT_PORT, OPT_VERBOSE };
+enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE };
 
 static int report(int rc, const char *err)
 {
@@ -29,6 +30,10 @@ static int opt_cb(int val, const char *arg, int remote)
 	case OPT_VERBOSE:
 		rdzv.opts.verbose = 1;
 		return 0;
+	case OPT_BIND:
+		return report(rdzv_bind_option(arg, err, sizeof(err)), err);
+	case OPT_PROFILE:
+		return report(rdzv_profile_option(arg, err, sizeof(err)), err);
 	}
 	return -1;
 }
@@ -44,6 +49,12 @@ static struct spank_option options[] = {
 	{ "rdzv-verbose", NULL,
 	  RDZV_TAG ": print, once per node, the variables set for each task and where they came from",
 	  0, OPT_VERBOSE, opt_cb },
+	{ "rdzv-bind", "MODE",
+	  RDZV_TAG ": bind each task to its GPU, NICs and CPU cores from the node's topology",
+	  1, OPT_BIND, opt_cb },
+	{ "nccl-profile", "NAME",
+	  RDZV_TAG ": site NCCL profile to apply (list: show the profiles; none: no default profile)",
+	  1, OPT_PROFILE, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

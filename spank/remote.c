@@ -8,6 +8,7 @@
  * code, so the plugin does not rely on it. */
 #include "config.h"
 #include "plugin.h"
+#include "hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,13 @@ fail:
 	return rv;
 }
 
+static void save_error(const char *what, const char *err)
+{
+	if (!rdzv.error[0])
+		snprintf(rdzv.error, sizeof(rdzv.error), "%s%s", what, err);
+	slurm_error(RDZV_TAG ": step %u.%u: %s%s", rdzv.step.job_id, rdzv.step.step_id, what, err);
+}
+
 int rdzv_remote_user_init(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
@@ -172,24 +180,33 @@ int rdzv_remote_user_init(spank_t sp)
 	}
 	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
 	rdzv.verbose = rdzv.opts.verbose > 0;
-	if (!rdzv.mode || !rdzv.mode->fill)
-		return 0;
-	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
-		snprintf(rdzv.error, sizeof(rdzv.error), "%s", err);
-		rdzv.active = 1;
-		return -1;
-	}
-	if (rdzv.step.step_id >= SPECIAL_STEP_MIN)
-		return 0;
 	rdzv.active = 1;
-	if (compute_step(sp, err, sizeof(err)) < 0) {
-		snprintf(rdzv.error, sizeof(rdzv.error), "%s", err);
-		slurm_error(RDZV_TAG ": step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id, err);
+	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
+		save_error("", err);
 		return -1;
 	}
-	slurm_verbose(RDZV_TAG ": step %u.%u mode %s master %s (%s) port %u from %s",
-	              rdzv.step.job_id, rdzv.step.step_id, rdzv.mode->name, rdzv.step.master_host,
-	              rdzv.step.master_addr, rdzv.step.port, rdzv.port_source);
+	if (rdzv.step.step_id >= SPECIAL_STEP_MIN) {
+		rdzv.active = 0;
+		return 0;
+	}
+	if (rdzv.mode && rdzv.mode->fill) {
+		if (compute_step(sp, err, sizeof(err)) < 0) {
+			save_error("", err);
+			return -1;
+		}
+		slurm_verbose(RDZV_TAG ": step %u.%u mode %s master %s (%s) port %u from %s",
+		              rdzv.step.job_id, rdzv.step.step_id, rdzv.mode->name,
+		              rdzv.step.master_host, rdzv.step.master_addr, rdzv.step.port,
+		              rdzv.port_source);
+	}
+	if (rdzv_profile_user_init(sp, err, sizeof(err)) < 0) {
+		save_error("profile: ", err);
+		return -1;
+	}
+	if (rdzv_bind_user_init(sp, &rdzv.step, err, sizeof(err)) < 0) {
+		save_error("binding: ", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -204,7 +221,7 @@ static void print_table(const struct rdzv_envset *env, uint32_t local_rank)
 	gethostname(host, sizeof(host) - 1);
 	fprintf(stderr, RDZV_TAG ": node %u/%u (%s) step %u.%u mode %s: %u tasks, "
 	        "MASTER %s (%s) port %u from %s\n", st->node_id, st->nnodes, host, st->job_id,
-	        st->step_id, rdzv.mode->name, st->local_ntasks, st->master_host, st->master_addr,
+	        st->step_id, rdzv.mode ? rdzv.mode->name : "off", st->local_ntasks, st->master_host, st->master_addr,
 	        st->port, rdzv.port_source);
 	for (i = 0; i < env->n; i++) {
 		const struct rdzv_env_entry *e = &env->v[i];
@@ -254,10 +271,13 @@ int rdzv_remote_task_init(spank_t sp)
 		fail_task(t.rank, rdzv.error);
 	if (!(env = rdzv_envset_create()))
 		fail_task(t.rank, "out of memory");
-	if (rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0
+	if ((rdzv.mode && rdzv.mode->fill
+	     && rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0)
+	    || rdzv_profile_task_init(sp, &t, env, err, sizeof(err)) < 0
+	    || rdzv_bind_task_init(sp, &rdzv.step, &t, env, err, sizeof(err)) < 0
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, err);
-	if (rdzv.verbose && t.local_rank == 0)
+	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(env, t.local_rank);
 	rdzv_envset_destroy(env);
 	return 0;
@@ -265,4 +285,6 @@ int rdzv_remote_task_init(spank_t sp)
 
 void rdzv_remote_exit(void)
 {
+	rdzv_bind_exit();
+	rdzv_profile_exit();
 }

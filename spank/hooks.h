@@ -1,0 +1,38 @@
+/* hooks.h: the glue of the binding (spank/bind.c) and profile
+ * (spank/profile.c) features, called from rdzv.c, options.c and remote.c.
+ * Each returns 0, or -1 with a reason in err. Order per task: the mode's
+ * variables, then the profile's entries, then binding's (so binding's
+ * NCCL_IB_HCA, already inside the profile's allow-list, replaces a profile
+ * default but never an enforced entry), then one apply. */
+#ifndef RDZV_HOOKS_H
+#define RDZV_HOOKS_H
+
+#include <slurm/spank.h>
+
+#include "envset.h"
+#include "modes.h"
+
+/* --rdzv-bind=VALUE (called in every context; validate, remember). */
+int rdzv_bind_option(const char *val, char *err, size_t errlen);
+/* srun/sbatch after options: refuse what can be refused early. */
+int rdzv_bind_local(spank_t sp, char *err, size_t errlen);
+/* slurmstepd, once per node, as the user: load topology, compute the table. */
+int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen);
+/* slurmstepd, in task t before exec: add the task's row; may set affinity. */
+int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
+                        struct rdzv_envset *env, char *err, size_t errlen);
+void rdzv_bind_exit(void);
+
+/* --nccl-profile=VALUE */
+int rdzv_profile_option(const char *val, char *err, size_t errlen);
+/* srun/sbatch: validate the name against the directory, handle "list". */
+int rdzv_profile_local(spank_t sp, char *err, size_t errlen);
+/* slurmstepd, once per node: read and resolve the profile. */
+int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen);
+int rdzv_profile_task_init(spank_t sp, const struct rdzv_task *t, struct rdzv_envset *env,
+                           char *err, size_t errlen);
+/* The resolved profile's NCCL_IB_HCA allow-list, or NULL for no limit. */
+const char *rdzv_profile_hca_allow(void);
+void rdzv_profile_exit(void);
+
+#endif
