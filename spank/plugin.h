@@ -20,7 +20,7 @@ struct rdzv_plugin {
 	/* remote (slurmstepd) state, computed once per node in user_init */
 	int active;               /* this step gets variables */
 	struct rdzv_step step;
-	char error[RDZV_ERRLEN];  /* saved by user_init, reported by task_init */
+	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char port_source[32];
 };
 
