@@ -21,7 +21,9 @@ struct rdzv_step {
 	char master_addr[RDZV_HOST_MAX]; /* what MASTER_ADDR gets */
 	uint16_t port;
 	int gpus_on_node;       /* step's GPUs on this node; -1 unknown */
-	char argv0[64];         /* basename of the task's program, may be empty */
+	int argc;               /* the step's command line (S_JOB_ARGV), copied; */
+	char **argv;            /* NULL-terminated, may be NULL when unknown */
+	char gpu_model[64];     /* the node's GPU model from the topology, or "" */
 };
 
 /* What differs between tasks of one node. */
@@ -54,6 +56,11 @@ const struct rdzv_mode *rdzv_modes(void);
  * message that tells the user what to change. Returns 0 or -1. */
 int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *step,
                          char *err, size_t errlen);
+
+/* Mode-specific checks of the step as a whole (Megatron's layout, ...),
+ * run once per node in slurmstepd and, where the facts exist, in srun before
+ * launch. NULL = nothing to check. Returns 0 or -1 with the reason. */
+typedef int (*rdzv_mode_check_f)(const struct rdzv_step *step, char *err, size_t errlen);
 
 /* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
  * so that other modes (deepspeed, megatron) build on it. */

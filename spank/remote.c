@@ -90,6 +90,34 @@ static int count_list(const char *s)
 	return n;
 }
 
+/* S_JOB_ARGV belongs to slurmstepd: keep a copy (STYLE.md rule 4). */
+static int copy_argv(spank_t sp, struct rdzv_step *st)
+{
+	char **av = NULL;
+	int ac = 0, i;
+
+	if (spank_get_item(sp, S_JOB_ARGV, &ac, &av) != ESPANK_SUCCESS || ac <= 0 || !av)
+		return 0;
+	if (!(st->argv = calloc((size_t)ac + 1, sizeof(char *))))
+		return -1;
+	for (i = 0; i < ac; i++)
+		if (!(st->argv[i] = strdup(av[i] ? av[i] : "")))
+			return -1;
+	st->argc = ac;
+	return 0;
+}
+
+static void free_argv(struct rdzv_step *st)
+{
+	int i;
+
+	for (i = 0; st->argv && st->argv[i]; i++)
+		free(st->argv[i]);
+	free(st->argv);
+	st->argv = NULL;
+	st->argc = 0;
+}
+
 static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
 {
 	if (spank_get_item(sp, S_JOB_ID, &st->job_id) != ESPANK_SUCCESS
@@ -146,6 +174,10 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	if (job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
 	    || job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
 		st->gpus_on_node = count_list(gpus);
+	if (copy_argv(sp, st) < 0) {
+		rdzv_err(err, errlen, "out of memory copying the command line");
+		goto fail;
+	}
 	if (rdzv_mode_check_step(rdzv.mode, st, err, errlen) < 0)
 		goto fail;
 	rv = 0;
@@ -285,6 +317,7 @@ int rdzv_remote_task_init(spank_t sp)
 
 void rdzv_remote_exit(void)
 {
+	free_argv(&rdzv.step);
 	rdzv_bind_exit();
 	rdzv_profile_exit();
 }
