@@ -1,0 +1,190 @@
+#!/bin/bash
+# cluster.sh: a throwaway Slurm on this one machine, for end-to-end tests.
+#
+#   cluster.sh start      slurmctld + one slurmd per node (slurmd -N), waits until idle
+#   cluster.sh stop       stops them all, cancels jobs, leaves nothing running
+#   cluster.sh plugstack [ARGS...]   rewrites plugstack.conf (read anew by each step)
+#   cluster.sh status     prints sinfo
+#
+# Nodes n1..nN (RDZV_NODES, default 3) with their own loopback addresses
+# 127.0.1.K and /etc/hosts lines, CPUS each (RDZV_NODE_CPUS, default 8, more
+# than the host has: SlurmdParameters=config_overrides), fake GPUs through
+# gres: character devices made with mknod (major 195, as NVIDIA's) and a
+# gres.conf with AutoDetect=off, so Slurm sets CUDA_VISIBLE_DEVICES and
+# SLURM_STEP_GPUS. RDZV_NODE_GPUS="8 4 4" gives per-node GPU counts
+# (default 4 each). No munge (auth/none, cred/none), no cgroups
+# (proctrack/pgid, task/none). Partitions: debug (default) and gpu, both all nodes.
+#
+# Environment:
+#   RDZV_CLUSTER_DIR      state directory (default /tmp/rdzv-cluster)
+#   RDZV_PLUGIN           rdzv.so to load (default $top_builddir/spank/.libs/rdzv.so)
+#   RDZV_PLUGIN_REQUIRED  required|optional (default required)
+#   RDZV_PLUGSTACK_ARGS   plugstack arguments at start (default empty)
+#   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=41000-41999")
+#   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
+# Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir/_build}
+dir=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
+nodes=${RDZV_NODES:-3}
+cpus=${RDZV_NODE_CPUS:-8}
+plugin=${RDZV_PLUGIN:-$top_builddir/spank/.libs/rdzv.so}
+required=${RDZV_PLUGIN_REQUIRED:-required}
+ctld_port=${RDZV_CTLD_PORT:-16817}
+slurmd_port_base=${RDZV_SLURMD_PORT_BASE:-16900}
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+gpus_of() { # gpus_of K -> GPU count of node K (1-based)
+	local k=$1 list=(${RDZV_NODE_GPUS:-})
+	if [ ${#list[@]} -ge "$k" ]; then echo "${list[$((k - 1))]}"; else echo 4; fi
+}
+
+write_plugstack() {
+	if [ "${RDZV_NO_PLUGIN:-0}" = 1 ]; then
+		: > "$dir/plugstack.conf"
+	else
+		echo "$required $plugin $*" > "$dir/plugstack.conf"
+	fi
+}
+
+write_conf() {
+	local k g
+	mkdir -p "$dir/state" "$dir/log" "$dir/spool" "$dir/dev" "$dir/run"
+	{
+		cat <<CONF
+ClusterName=rdzvtest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port_base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmdDebug=info
+SlurmctldDebug=info
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+GresTypes=gpu
+ReturnToService=2
+SchedulerType=sched/builtin
+InactiveLimit=0
+KillWait=5
+MinJobAge=60
+MessageTimeout=20
+SlurmdTimeout=120
+PlugStackConfig=$dir/plugstack.conf
+CONF
+		for k in $(seq 1 "$nodes"); do
+			g=$(gpus_of "$k")
+			if [ "$g" -gt 0 ]; then
+				echo "NodeName=n$k NodeAddr=127.0.1.$k NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 Gres=gpu:$g State=UNKNOWN"
+			else
+				echo "NodeName=n$k NodeAddr=127.0.1.$k NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
+			fi
+		done
+		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
+		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP"
+		[ -n "${RDZV_SLURM_EXTRA:-}" ] && printf '%s\n' "$RDZV_SLURM_EXTRA"
+	} > "$dir/slurm.conf"
+	{
+		echo "AutoDetect=off"
+		for k in $(seq 1 "$nodes"); do
+			g=$(gpus_of "$k")
+			[ "$g" -gt 0 ] || continue
+			mkdir -p "$dir/dev/n$k"
+			for i in $(seq 0 $((g - 1))); do
+				[ -e "$dir/dev/n$k/nvidia$i" ] || mknod "$dir/dev/n$k/nvidia$i" c 195 "$i"
+			done
+			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]"
+		done
+	} > "$dir/gres.conf"
+	write_plugstack ${RDZV_PLUGSTACK_ARGS:-}
+	cat > "$dir/env.sh" <<ENV
+export SLURM_CONF=$dir/slurm.conf
+export RDZV_CLUSTER_DIR=$dir
+ENV
+}
+
+hosts_lines() {
+	local k
+	for k in $(seq 1 "$nodes"); do
+		grep -qE "^127\.0\.1\.$k[[:space:]]+n$k([[:space:]]|\$)" /etc/hosts \
+			|| echo "127.0.1.$k n$k" >> /etc/hosts
+	done
+}
+
+wait_idle() {
+	local i state
+	for i in $(seq 1 120); do
+		state=$(SLURM_CONF=$dir/slurm.conf sinfo -h -N -o '%t' 2>/dev/null | sort -u | tr '\n' ' ')
+		[ "$state" = "idle " ] && return 0
+		sleep 0.5
+	done
+	echo "cluster.sh: nodes not idle after 60 s: $state" >&2
+	SLURM_CONF=$dir/slurm.conf sinfo -N >&2
+	tail -n 20 "$dir"/log/*.log >&2
+	return 1
+}
+
+stop() {
+	local f pid i
+	[ -d "$dir" ] || return 0
+	[ -f "$dir/slurm.conf" ] && SLURM_CONF=$dir/slurm.conf timeout 10 scancel --full -u root >/dev/null 2>&1
+	for f in "$dir"/run/slurmd-*.pid "$dir"/run/slurmctld.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null)
+		[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	done
+	for i in $(seq 1 40); do
+		pgrep -f -- "$dir/slurm.conf" >/dev/null || break
+		sleep 0.25
+	done
+	pkill -9 -f -- "$dir/slurm.conf" 2>/dev/null
+	# slurmstepd processes of this cluster carry no config path: match by spool dir
+	pkill -9 -f "slurmstepd.*" 2>/dev/null
+	rm -f "$dir"/run/*.pid
+	return 0
+}
+
+start() {
+	local k
+	[ "$(id -u)" = 0 ] || die "must run as root (slurmd, mknod, /etc/hosts)"
+	command -v slurmctld >/dev/null && command -v slurmd >/dev/null || die "slurmctld/slurmd not installed"
+	[ "${RDZV_NO_PLUGIN:-0}" = 1 ] || [ -f "$plugin" ] || die "plugin $plugin not built"
+	stop
+	rm -rf "$dir/state" "$dir/spool" "$dir/log"
+	write_conf
+	hosts_lines
+	slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
+	for k in $(seq 1 "$nodes"); do
+		mkdir -p "$dir/spool/n$k"
+		slurmd -f "$dir/slurm.conf" -N "n$k" || die "slurmd n$k failed: $(tail -n 5 "$dir/log/slurmd-n$k.log")"
+	done
+	wait_idle
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+restart) stop; start ;;
+plugstack) shift; write_plugstack "$@" ;;
+status) SLURM_CONF=$dir/slurm.conf sinfo -N ;;
+*) echo "usage: $0 start|stop|restart|plugstack [ARGS...]|status" >&2; exit 2 ;;
+esac
