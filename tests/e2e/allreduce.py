@@ -28,7 +28,9 @@ def main():
     expect = world * (world + 1) / 2
     report = {"env": env, "rank": rank, "world": world, "allreduce": t.item(),
               "expect": expect, "node": os.environ.get("SLURMD_NODENAME", socket.gethostname())}
-    print("RDZV_REPORT " + json.dumps(report, sort_keys=True), flush=True)
+    # One write(2) under PIPE_BUF: workers sharing a pipe (torchrun) cannot interleave it.
+    sys.stdout.flush()
+    os.write(1, ("RDZV_REPORT " + json.dumps(report, sort_keys=True) + "\n").encode())
     dist.barrier()
     dist.destroy_process_group()
     return 0 if t.item() == expect else 1

@@ -9,6 +9,9 @@ exits 0 only when all hold:
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
   - TORCHELASTIC_USE_AGENT_STORE never set.
 Usage: check_reports.py NTASKS [--master NAME] [--port PORT] [--per-node n1=3,n2=2]
+                        [--launcher torchrun]  (workers of a per-node torchrun: their
+                        SLURM_PROCID is the launcher's, and torchrun itself sets
+                        TORCHELASTIC_USE_AGENT_STORE for the store it hosts)
 """
 import json
 import sys
@@ -33,15 +36,17 @@ def main(argv):
     for r in reps:
         e = r["env"]
         by_node[r["node"]].append(r)
-        if e["RANK"] != e["SLURM_PROCID"]:
+        if opts.get("--launcher") == "torchrun":
+            pass
+        elif e["RANK"] != e["SLURM_PROCID"]:
             bad.append(f"RANK {e['RANK']} != SLURM_PROCID {e['SLURM_PROCID']}")
-        if e["LOCAL_RANK"] != e["SLURM_LOCALID"]:
+        if "--launcher" not in opts and e["LOCAL_RANK"] != e["SLURM_LOCALID"]:
             bad.append(f"rank {e['RANK']}: LOCAL_RANK {e['LOCAL_RANK']} != SLURM_LOCALID {e['SLURM_LOCALID']}")
         if e["WORLD_SIZE"] != str(ntasks) or r["world"] != ntasks:
             bad.append(f"rank {e['RANK']}: WORLD_SIZE {e['WORLD_SIZE']}")
         if r["allreduce"] != r["expect"]:
             bad.append(f"rank {e['RANK']}: all-reduce {r['allreduce']} != {r['expect']}")
-        if e["TORCHELASTIC_USE_AGENT_STORE"] is not None:
+        if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] is not None:
             bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE set")
     for node, rs in by_node.items():
         lr = sorted(int(r["env"]["LOCAL_RANK"]) for r in rs)
