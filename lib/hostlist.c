@@ -211,6 +211,11 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
 
 	if (!list || !host || hostlen == 0)
 		return rdzv_err(err, errlen, "no host list");
+	/* Validate the whole list first, as rdzv_hostlist_count does: a list
+	 * malformed after its first items must not still yield a host (found
+	 * by tests/fuzz/fuzz-hostlist.c). Linear, like the walk below. */
+	if (rdzv_hostlist_count(list, err, errlen) < 0)
+		return -1;
 	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
 		uint64_t cnt;
 

@@ -1,0 +1,59 @@
+/* fuzz-hostlist.c: Slurm host list expressions (SLURM_STEP_NODELIST,
+ * hostfile lines). Input: the expression. Invariants: counting and indexing
+ * agree (every index below the count names a host, the count itself does
+ * not), a host always fits the buffer it was given, and work stays bounded
+ * by the length of the text (libFuzzer's -timeout catches a blow-up). */
+#include "config.h"
+#include "fuzz.h"
+#include "hostlist.h"
+
+static void check_nth(const char *list, long count, size_t k, size_t hostlen)
+{
+	char host[RDZV_HOST_MAX], err[256];
+	int rc;
+
+	memset(host, 'x', sizeof(host));
+	rc = rdzv_hostlist_nth(list, k, host, hostlen, err, sizeof(err));
+	if (rc == 0) {
+		FUZZ_ASSERT((long)k < count);
+		FUZZ_ASSERT(strlen(host) < hostlen);
+	} else {
+		FUZZ_ASSERT(rc == -1);
+		FUZZ_ASSERT(memchr(err, '\0', sizeof(err)) != NULL);
+		/* Only a host too long for the buffer may fail inside the count. */
+		if ((long)k < count && hostlen == sizeof(host))
+			FUZZ_ASSERT(strstr(err, "longer than") != NULL);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *list = fuzz_string(data, size);
+	char err[256];
+	long count;
+	uint32_t h;
+
+	if (!list)
+		return 0;
+	count = rdzv_hostlist_count(list, err, sizeof(err));
+	FUZZ_ASSERT(count >= -1);
+	if (count < 0) {
+		char host[RDZV_HOST_MAX];
+
+		/* A malformed list never yields a host. */
+		FUZZ_ASSERT(rdzv_hostlist_nth(list, 0, host, sizeof(host), err, sizeof(err)) < 0);
+		goto out;
+	}
+	h = fuzz_hash(list);
+	check_nth(list, count, 0, RDZV_HOST_MAX);
+	check_nth(list, count, (size_t)count, RDZV_HOST_MAX);
+	if (count > 0) {
+		check_nth(list, count, (size_t)count - 1, RDZV_HOST_MAX);
+		check_nth(list, count, (size_t)(h % (uint64_t)count), RDZV_HOST_MAX);
+		/* Short buffers: truncation is refused, never silent. */
+		check_nth(list, count, 0, 1 + h % 16);
+	}
+out:
+	free(list);
+	return 0;
+}
