@@ -1,0 +1,233 @@
+/* rdzv-topo: print the binding table the plugin computes for a node, from
+ * the live machine or an hwloc XML file, for a given set of the step's GPUs
+ * and a task count. Same code as rdzv.so (lib/topo.c, lib/bindtable.c).
+ *
+ *   rdzv-topo [--input FILE.xml] [--gpus all|LIST] [--visible LIST]
+ *             [--tasks N] [--hca-allow LIST] [--cpus LIST] [--list] [--bench N] */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bindmode.h"
+#include "envset.h"
+#include "topo.h"
+#include "util.h"
+
+#define LINE_MAX_ 4096
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: rdzv-topo [OPTIONS]\n"
+	        "Print each task's GPU, NICs and CPUs as rdzv.so --rdzv-bind computes them.\n"
+	        "  -i, --input FILE     hwloc XML topology (default: this machine)\n"
+	        "  -g, --gpus LIST      the step's GPUs, node indices in PCI bus-id order, as\n"
+	        "                       SLURM_STEP_GPUS (default: all; 'none' for a CPU-only step)\n"
+	        "  -v, --visible LIST   the step's CUDA_VISIBLE_DEVICES (default: same as --gpus)\n"
+	        "  -n, --tasks N        tasks on the node (default: one per GPU)\n"
+	        "  -a, --hca-allow LIST NCCL_IB_HCA-syntax allow-list (a profile's)\n"
+	        "  -c, --cpus LIST      the step's CPUs (default: the topology's allowed CPUs)\n"
+	        "  -l, --list           also list the node's CUDA GPUs and RDMA NIC ports\n"
+	        "  -b, --bench N        time N loads+computes and the per-task work\n"
+	        "  -h, --help\n");
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int all_gpus(size_t n, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		int w = snprintf(buf + used, len - used, "%s%zu", i ? "," : "", i);
+
+		if (w < 0 || (size_t)w >= len - used)
+			return -1;
+		used += (size_t)w;
+	}
+	return 0;
+}
+
+/* The per-task work of task_init without touching this process: fill the
+ * row's variables and decide (dry run) the CPU binding. */
+static int task_work(const struct rdzv_bind_table *tab, size_t i, char *err, size_t errlen)
+{
+	struct rdzv_envset *env = rdzv_envset_create();
+	enum rdzv_cpu_outcome oc;
+	int isolated, rv = -1;
+
+	if (!env)
+		return rdzv_err(err, errlen, "out of memory");
+	if (rdzv_bind_fill(tab, i, RDZV_BIND_AUTO | RDZV_BIND_ISOLATE, NULL, NULL, env, &isolated,
+	                   err, errlen) == 0
+	    && rdzv_bind_apply_cpus(tab, i, 1, &oc, err, errlen) == 0)
+		rv = 0;
+	rdzv_envset_destroy(env);
+	return rv;
+}
+
+static int bench(const char *input, const struct rdzv_bind_req *req, long reps)
+{
+	char err[512];
+	double t0, load = 0, compute = 0, task = 0;
+	size_t ntask = 0;
+	long r;
+
+	for (r = 0; r < reps; r++) {
+		struct rdzv_topo *t = NULL;
+		struct rdzv_bind_table *tab = NULL;
+		size_t i;
+
+		t0 = now_us();
+		if (rdzv_topo_load(input, &t, err, sizeof(err)) < 0)
+			goto fail;
+		load += now_us() - t0;
+		t0 = now_us();
+		if (rdzv_bind_compute(t, req, &tab, err, sizeof(err)) < 0) {
+			rdzv_topo_destroy(t);
+			goto fail;
+		}
+		compute += now_us() - t0;
+		rdzv_topo_destroy(t);
+		t0 = now_us();
+		for (i = 0; i < tab->nrows; i++)
+			if (task_work(tab, i, err, sizeof(err)) < 0) {
+				rdzv_bind_table_destroy(tab);
+				goto fail;
+			}
+		task += now_us() - t0;
+		ntask += tab->nrows;
+		rdzv_bind_table_destroy(tab);
+	}
+	printf("bench %s: load %.0f us, compute %.0f us, per task %.2f us (%ld runs)\n",
+	       input ? input : "(live)", load / (double)reps, compute / (double)reps,
+	       ntask ? task / (double)ntask : 0.0, reps);
+	return 0;
+fail:
+	fprintf(stderr, "rdzv-topo: %s\n", err);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "visible", required_argument, NULL, 'v' },
+		{ "tasks", required_argument, NULL, 'n' },
+		{ "hca-allow", required_argument, NULL, 'a' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "bench", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL, *gpus = "all";
+	struct rdzv_bind_req req = { 0 };
+	struct rdzv_topo *t = NULL;
+	struct rdzv_bind_table *tab = NULL;
+	char err[512], line[LINE_MAX_], allbuf[LINE_MAX_];
+	uint64_t ntasks = 0, reps = 0;
+	int c, list = 0, rv = 1;
+	size_t i;
+
+	while ((c = getopt_long(argc, argv, "i:g:v:n:a:c:lb:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'g':
+			gpus = optarg;
+			break;
+		case 'v':
+			req.visible = optarg;
+			break;
+		case 'n':
+			if (rdzv_parse_u64(optarg, 1, 4096, &ntasks) < 0) {
+				fprintf(stderr, "rdzv-topo: --tasks=%s: want 1-4096\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a':
+			req.hca_allow = optarg;
+			break;
+		case 'c':
+			req.step_cpus = optarg;
+			break;
+		case 'l':
+			list = 1;
+			break;
+		case 'b':
+			if (rdzv_parse_u64(optarg, 1, 1000000, &reps) < 0) {
+				fprintf(stderr, "rdzv-topo: --bench=%s: want 1-1000000\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (rdzv_topo_load(input, &t, err, sizeof(err)) < 0)
+		goto fail;
+	if (strcmp(gpus, "all") == 0) {
+		if (all_gpus(rdzv_topo_gpu_count(t), allbuf, sizeof(allbuf)) < 0) {
+			snprintf(err, sizeof(err), "too many GPUs");
+			goto fail;
+		}
+		req.step_gpus = allbuf;
+	} else if (strcmp(gpus, "none") != 0) {
+		req.step_gpus = gpus;
+	}
+	if (!ntasks) {
+		/* One task per step GPU, at least one. */
+		ntasks = 1;
+		if (req.step_gpus && *req.step_gpus)
+			for (ntasks = 1, i = 0; req.step_gpus[i]; i++)
+				ntasks += req.step_gpus[i] == ',';
+	}
+	req.ntasks = (unsigned)ntasks;
+	if (list) {
+		for (i = 0; rdzv_topo_format_gpu(t, i, line, sizeof(line)) == 0; i++)
+			printf("%s\n", line);
+		for (i = 0; rdzv_topo_format_nic(t, i, line, sizeof(line)) == 0; i++)
+			printf("%s\n", line);
+	}
+	if (rdzv_bind_compute(t, &req, &tab, err, sizeof(err)) < 0)
+		goto fail;
+	if (rdzv_bind_format_node(tab, line, sizeof(line)) == 0)
+		printf("%s\n", line);
+	for (i = 0; i < tab->nrows; i++)
+		if (rdzv_bind_format_row(tab, i, line, sizeof(line)) == 0)
+			printf("%s\n", line);
+	if (reps && bench(input, &req, (long)reps) < 0)
+		goto done;
+	rv = 0;
+	goto done;
+fail:
+	fprintf(stderr, "rdzv-topo: %s\n", err);
+done:
+	rdzv_bind_table_destroy(tab);
+	rdzv_topo_destroy(t);
+	return rv;
+}

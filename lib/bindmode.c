@@ -1,0 +1,105 @@
+#include "config.h"
+#include "bindmode.h"
+#include "util.h"
+
+#include <string.h>
+
+static const struct {
+	const char *name;
+	unsigned flags;
+} words[] = {
+	{ "auto", RDZV_BIND_AUTO },
+	{ "gpu", RDZV_BIND_GPU },
+	{ "nic", RDZV_BIND_NIC },
+	{ "cpu", RDZV_BIND_CPU },
+	{ "isolate", RDZV_BIND_ISOLATE | RDZV_BIND_GPU },
+	{ "verbose", RDZV_BIND_VERBOSE },
+	{ "dry-run", RDZV_BIND_DRYRUN },
+	{ "none", 0 },
+};
+
+#define WHAT_MASK RDZV_BIND_AUTO
+
+const char *rdzv_bind_mode_names(void)
+{
+	return "auto, gpu, nic, cpu, isolate, verbose, dry-run, none";
+}
+
+int rdzv_bind_mode_parse(const char *s, unsigned *flags, char *err, size_t errlen)
+{
+	unsigned f = 0, what = 0;
+	const char *p = s;
+	int none = 0, nwords = 0;
+
+	if (!s || !*s)
+		return rdzv_err(err, errlen, "--rdzv-bind: empty value (valid: %s)",
+		                rdzv_bind_mode_names());
+	for (;;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p), i;
+
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strlen(words[i].name) == n && strncmp(words[i].name, p, n) == 0)
+				break;
+		if (i == sizeof(words) / sizeof(words[0]))
+			return rdzv_err(err, errlen, "--rdzv-bind=%s: unknown word '%.*s' (valid: %s, "
+			                "comma-separated)", s, (int)n, p, rdzv_bind_mode_names());
+		none |= words[i].flags == 0;
+		f |= words[i].flags;
+		/* isolate implies gpu but is a modifier: alone it means auto. */
+		if (words[i].flags & WHAT_MASK && !(words[i].flags & RDZV_BIND_ISOLATE))
+			what |= words[i].flags;
+		nwords++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	if (none && nwords > 1)
+		return rdzv_err(err, errlen, "--rdzv-bind=%s: none cannot be combined with other "
+		                "words", s);
+	if (!none && !what)
+		f |= RDZV_BIND_AUTO;
+	*flags = f;
+	return 0;
+}
+
+int rdzv_bind_fill(const struct rdzv_bind_table *tab, size_t i, unsigned flags,
+                   const char *task_visible, const char *step_visible,
+                   struct rdzv_envset *env, int *isolated, char *err, size_t errlen)
+{
+	const struct rdzv_bind_row *r;
+	const char *origin = "binding";
+
+	*isolated = 0;
+	if (i >= tab->nrows)
+		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
+	r = &tab->rows[i];
+	if (r->gpu < 0 || (flags & RDZV_BIND_DRYRUN))
+		return 0;
+	if (flags & RDZV_BIND_GPU) {
+		/* CUDA numbers devices fastest-first unless told otherwise; the
+		 * indices Slurm and this table use are PCI bus-id positions. */
+		if (rdzv_envset_add(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", RDZV_SET_DEFAULT, origin,
+		                    err, errlen) < 0)
+			return -1;
+		if ((flags & RDZV_BIND_ISOLATE)
+		    && ((!task_visible && !step_visible)
+		        || (task_visible && step_visible && strcmp(task_visible, step_visible) == 0))) {
+			if (rdzv_envset_add(env, "CUDA_VISIBLE_DEVICES", r->visible, RDZV_SET_ENFORCE,
+			                    origin, err, errlen) < 0)
+				return -1;
+			*isolated = 1;
+		}
+	}
+	if (flags & RDZV_BIND_NIC) {
+		if (tab->nccl_ib_hca[0]
+		    && rdzv_envset_add(env, "NCCL_IB_HCA", tab->nccl_ib_hca, RDZV_SET_DEFAULT, origin,
+		                       err, errlen) < 0)
+			return -1;
+		if (r->ucx[0]
+		    && rdzv_envset_add(env, "UCX_NET_DEVICES", r->ucx, RDZV_SET_DEFAULT, origin, err,
+		                       errlen) < 0)
+			return -1;
+	}
+	return 0;
+}

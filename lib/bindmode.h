@@ -1,0 +1,44 @@
+/* bindmode.h: --rdzv-bind values and what a task's row adds to its
+ * environment.
+ *
+ * A value is a comma list of words:
+ *   what:      auto (= gpu,nic,cpu), gpu, nic, cpu; none alone turns binding off
+ *   modifiers: isolate  CUDA_VISIBLE_DEVICES = the task's GPU only
+ *              verbose  print the node's table (from local task 0)
+ *              dry-run  print the table, change nothing
+ * Modifiers without a `what` word apply to auto ("isolate" = auto,isolate). */
+#ifndef RDZV_BINDMODE_H
+#define RDZV_BINDMODE_H
+
+#include <stddef.h>
+
+#include "envset.h"
+#include "topo.h"
+
+#define RDZV_BIND_GPU     0x01u /* CUDA_DEVICE_ORDER; a GPU per task */
+#define RDZV_BIND_NIC     0x02u /* NCCL_IB_HCA, UCX_NET_DEVICES */
+#define RDZV_BIND_CPU     0x04u /* sched_setaffinity to the GPU's cores */
+#define RDZV_BIND_ISOLATE 0x08u /* CUDA_VISIBLE_DEVICES = the task's GPU */
+#define RDZV_BIND_VERBOSE 0x10u
+#define RDZV_BIND_DRYRUN  0x20u
+#define RDZV_BIND_AUTO    (RDZV_BIND_GPU | RDZV_BIND_NIC | RDZV_BIND_CPU)
+
+/* "auto, gpu, nic, cpu, isolate, verbose, dry-run, none" for messages. */
+const char *rdzv_bind_mode_names(void);
+
+/* Parse a --rdzv-bind value into flags (0 for none). Returns 0, or -1 with
+ * the bad word and the valid ones named in err. */
+int rdzv_bind_mode_parse(const char *s, unsigned *flags, char *err, size_t errlen);
+
+/* Add task i's variables to env, origin "binding": CUDA_DEVICE_ORDER,
+ * NCCL_IB_HCA and UCX_NET_DEVICES as defaults (a user's value wins), and
+ * with isolate CUDA_VISIBLE_DEVICES, enforced over Slurm's step value but
+ * only when the task's value (task_visible) is still the step's
+ * (step_visible): a different one means Slurm's --gpu-bind or a task
+ * prolog chose already. Sets *isolated to whether it did. A row without a
+ * GPU adds nothing. Returns 0, or -1 with a reason. */
+int rdzv_bind_fill(const struct rdzv_bind_table *tab, size_t i, unsigned flags,
+                   const char *task_visible, const char *step_visible,
+                   struct rdzv_envset *env, int *isolated, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,603 @@
+/* bindtable.c: the binding table of one step on one node (see topo.h for
+ * the rules, doc/binding.md for why), and the per-task CPU binding. */
+#define _GNU_SOURCE
+#include "config.h"
+#include "topo-priv.h"
+#include "hcalist.h"
+#include "util.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Masks cover at least this many CPUs so that sched_getaffinity accepts
+ * them on any kernel (it refuses a mask shorter than nr_cpu_ids; Debian
+ * builds with NR_CPUS=8192). */
+#define MASK_CPUS_MIN 8192
+
+struct rdzv_cpumask {
+	size_t size; /* bytes, as CPU_*_S take it */
+	cpu_set_t *set;
+};
+
+/* Everything compute() needs while it works; freed at the end. */
+struct work {
+	const struct rdzv_topo *t;
+	struct rdzv_bind_table *tab;
+	size_t ngpus;             /* the step's GPUs */
+	int *gpu;                 /* node index of step GPU k */
+	char (*token)[RDZV_TOKEN_MAX]; /* its CUDA_VISIBLE_DEVICES entry */
+	enum rdzv_near *best;     /* per step GPU */
+	unsigned char *cand;      /* [k * nnics + j]: port j is one of GPU k's tied NICs */
+	unsigned char *chosen;    /* [k * nnics + j]: GPU k uses port j */
+	hwloc_bitmap_t step;      /* the step's CPUs */
+	hwloc_bitmap_t *local;    /* per step GPU: its CPUs within the step */
+	int *far;                 /* per step GPU: local fell back to the whole step */
+	size_t maskcpus;
+};
+
+static void cpumask_destroy(struct rdzv_cpumask *m)
+{
+	if (!m)
+		return;
+	if (m->set)
+		CPU_FREE(m->set);
+	free(m);
+}
+
+static struct rdzv_cpumask *cpumask_from(hwloc_const_bitmap_t b, size_t ncpus)
+{
+	struct rdzv_cpumask *m = calloc(1, sizeof(*m));
+	int i;
+
+	if (!m || !(m->set = CPU_ALLOC(ncpus))) {
+		cpumask_destroy(m);
+		return NULL;
+	}
+	m->size = CPU_ALLOC_SIZE(ncpus);
+	CPU_ZERO_S(m->size, m->set);
+	hwloc_bitmap_foreach_begin(i, b) {
+		if ((size_t)i < ncpus)
+			CPU_SET_S((size_t)i, m->size, m->set);
+	} hwloc_bitmap_foreach_end();
+	return m;
+}
+
+void rdzv_bind_table_destroy(struct rdzv_bind_table *tab)
+{
+	size_t i;
+
+	if (!tab)
+		return;
+	for (i = 0; tab->rows && i < tab->nrows; i++) {
+		cpumask_destroy(tab->rows[i].mask);
+		cpumask_destroy(tab->rows[i].gpu_mask);
+	}
+	free(tab->rows);
+	cpumask_destroy(tab->step_mask);
+	free(tab);
+}
+
+static void work_clear(struct work *w)
+{
+	size_t k;
+
+	free(w->gpu);
+	free(w->token);
+	free(w->best);
+	free(w->cand);
+	free(w->chosen);
+	free(w->far);
+	for (k = 0; w->local && k < w->ngpus; k++)
+		hwloc_bitmap_free(w->local[k]);
+	free(w->local);
+	hwloc_bitmap_free(w->step);
+}
+
+/* Split a comma list into tokens (no empty ones). */
+static int split_list(const char *s, const char *what, char (**out)[RDZV_TOKEN_MAX], size_t *n,
+                      char *err, size_t errlen)
+{
+	char (*v)[RDZV_TOKEN_MAX];
+	size_t cap = 1, i = 0;
+	const char *p;
+
+	for (p = s; *p; p++)
+		cap += *p == ',';
+	if (!(v = calloc(cap, sizeof(*v))))
+		return rdzv_err(err, errlen, "out of memory");
+	for (p = s;; i++) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == 0 || len >= sizeof(v[0])) {
+			free(v);
+			return rdzv_err(err, errlen, "%s=%s: %s entry", what, s,
+			                len ? "oversized" : "empty");
+		}
+		memcpy(v[i], p, len);
+		v[i][len] = '\0';
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	*out = v;
+	*n = i + 1;
+	return 0;
+}
+
+/* The step's GPUs: node indices from SLURM_STEP_GPUS (or, without it, from
+ * CUDA_VISIBLE_DEVICES), and each one's CUDA_VISIBLE_DEVICES entry. Slurm
+ * writes both lists in the same order; with ConstrainDevices the visible
+ * entries are renumbered 0..n-1, hence two lists. */
+static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err, size_t errlen)
+{
+	const char *ids = req->step_gpus && *req->step_gpus ? req->step_gpus : req->visible;
+	const char *what = ids == req->step_gpus ? "SLURM_STEP_GPUS" : "CUDA_VISIBLE_DEVICES";
+	char (*idtok)[RDZV_TOKEN_MAX] = NULL;
+	size_t n = 0, nvis = 0, k, k2;
+	int rv = -1;
+
+	if (!ids || !*ids)
+		return 0;
+	if (split_list(ids, what, &idtok, &n, err, errlen) < 0)
+		return -1;
+	if (req->visible && *req->visible && ids != req->visible) {
+		if (split_list(req->visible, "CUDA_VISIBLE_DEVICES", &w->token, &nvis, err, errlen) < 0)
+			goto fail;
+		if (nvis != n) {
+			rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES=%s and SLURM_STEP_GPUS=%s name "
+			         "different numbers of GPUs", req->visible, ids);
+			goto fail;
+		}
+	} else {
+		w->token = idtok;
+		idtok = NULL;
+	}
+	if (!(w->gpu = calloc(n, sizeof(*w->gpu)))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (k = 0; k < n; k++) {
+		uint64_t v;
+		const char *tok = idtok ? idtok[k] : w->token[k];
+
+		if (rdzv_parse_u64(tok, 0, 65535, &v) < 0) {
+			rdzv_err(err, errlen, "%s=%s: '%s' is not a GPU index", what, ids, tok);
+			goto fail;
+		}
+		if (v >= w->t->ngpus) {
+			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu CUDA "
+			         "GPU%s", what, ids, tok, w->t->ngpus, w->t->ngpus == 1 ? "" : "s");
+			goto fail;
+		}
+		w->gpu[k] = (int)v;
+		for (k2 = 0; k2 < k; k2++)
+			if (w->gpu[k2] == w->gpu[k]) {
+				rdzv_err(err, errlen, "%s=%s: GPU %s listed twice", what, ids, tok);
+				goto fail;
+			}
+	}
+	w->ngpus = n;
+	rv = 0;
+fail:
+	free(idtok);
+	return rv;
+}
+
+static int append(char *buf, size_t len, const char *sep, const char *name, int port)
+{
+	size_t used = strlen(buf);
+	int n = snprintf(buf + used, len - used, "%s%s:%d", used ? sep : "", name, port);
+
+	return n < 0 || (size_t)n >= len - used ? -1 : 0;
+}
+
+/* Each step GPU's NICs, and the node's NCCL_IB_HCA. */
+static int choose_nics(struct work *w, const struct rdzv_bind_req *req, char *err, size_t errlen)
+{
+	const struct rdzv_topo *t = w->t;
+	struct rdzv_hca_list *allow = NULL;
+	unsigned char *usable = NULL, *used = NULL;
+	enum rdzv_near *lv = NULL;
+	size_t nn = t->nnics, k, k2, j;
+	char list[RDZV_NICLIST_MAX] = "";
+	int rv = -1;
+
+	if (w->ngpus == 0 || nn == 0)
+		return 0;
+	if (req->hca_allow && rdzv_hca_list_parse(req->hca_allow, &allow, err, errlen) < 0)
+		return -1;
+	w->best = calloc(w->ngpus, sizeof(*w->best));
+	w->cand = calloc(w->ngpus * nn, 1);
+	w->chosen = calloc(w->ngpus * nn, 1);
+	usable = calloc(nn, 1);
+	used = calloc(nn, 1);
+	lv = calloc(nn, sizeof(*lv));
+	if (!w->best || !w->cand || !w->chosen || !usable || !used || !lv) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (j = 0; j < nn; j++)
+		usable[j] = rdzv_topo_nic_usable(t, j)
+		            && rdzv_hca_list_allows(allow, t->nics[j].name, t->nics[j].port);
+	for (k = 0; k < w->ngpus; k++) {
+		w->best[k] = RDZV_NEAR_SYSTEM + 1;
+		for (j = 0; j < nn; j++)
+			if (usable[j] && (lv[j] = rdzv_topo_near(t, (size_t)w->gpu[k], j)) < w->best[k])
+				w->best[k] = lv[j];
+		for (j = 0; j < nn; j++)
+			w->cand[k * nn + j] = usable[j] && lv[j] == w->best[k];
+	}
+	/* Ties: GPUs whose tied sets are the same split that set between them,
+	 * in PCI order (p5en: two GPUs, four EFAs behind their switch, two
+	 * each; Lassen: two GPUs, two NICs on their socket, one each). */
+	for (k = 0; k < w->ngpus; k++) {
+		size_t g = 0, p = 0, c = 0, i = 0, lo, hi;
+
+		for (k2 = 0; k2 < w->ngpus; k2++)
+			if (memcmp(&w->cand[k * nn], &w->cand[k2 * nn], nn) == 0) {
+				g++;
+				p += w->gpu[k2] < w->gpu[k];
+			}
+		for (j = 0; j < nn; j++)
+			c += w->cand[k * nn + j];
+		if (c == 0)
+			continue;
+		lo = p * c / g;
+		hi = c >= g ? (p + 1) * c / g : lo + 1;
+		for (j = 0; j < nn; j++) {
+			if (!w->cand[k * nn + j])
+				continue;
+			if (i >= lo && i < hi)
+				w->chosen[k * nn + j] = used[j] = 1;
+			i++;
+		}
+	}
+	for (j = 0; j < nn; j++)
+		if (used[j] && append(list, sizeof(list), ",", t->nics[j].name, t->nics[j].port) < 0) {
+			rdzv_err(err, errlen, "NCCL_IB_HCA list too long");
+			goto fail;
+		}
+	if (list[0])
+		snprintf(w->tab->nccl_ib_hca, sizeof(w->tab->nccl_ib_hca), "=%s", list);
+	rv = 0;
+fail:
+	rdzv_hca_list_destroy(allow);
+	free(usable);
+	free(used);
+	free(lv);
+	return rv;
+}
+
+static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err, size_t errlen)
+{
+	size_t k;
+
+	if (!(w->step = hwloc_bitmap_alloc()))
+		return rdzv_err(err, errlen, "out of memory");
+	if (req->step_cpus) {
+		if (hwloc_bitmap_list_sscanf(w->step, req->step_cpus) < 0
+		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0)
+			return rdzv_err(err, errlen, "bad CPU list '%s'", req->step_cpus);
+	} else if (hwloc_bitmap_copy(w->step, hwloc_topology_get_allowed_cpuset(w->t->topo)) < 0) {
+		return rdzv_err(err, errlen, "out of memory");
+	}
+	w->local = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->local));
+	w->far = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->far));
+	if (!w->local || !w->far)
+		return rdzv_err(err, errlen, "out of memory");
+	for (k = 0; k < w->ngpus; k++) {
+		if (!(w->local[k] = hwloc_bitmap_alloc()))
+			return rdzv_err(err, errlen, "out of memory");
+		hwloc_bitmap_and(w->local[k], w->step, rdzv_topo_gpu_cpuset(w->t, (size_t)w->gpu[k]));
+		/* The step holds none of the GPU's CPUs: use the step's own (and
+		 * say so) rather than leave the task on nothing. */
+		if (hwloc_bitmap_iszero(w->local[k])) {
+			hwloc_bitmap_copy(w->local[k], w->step);
+			w->far[k] = 1;
+		}
+	}
+	w->maskcpus = MASK_CPUS_MIN;
+	if ((size_t)hwloc_bitmap_last(w->step) + 1 > w->maskcpus)
+		w->maskcpus = (size_t)hwloc_bitmap_last(w->step) + 1;
+	return 0;
+}
+
+/* The CPUs of `set` grouped by core (a PU the topology does not know is a
+ * unit of its own), in order of each core's first CPU. */
+static int units_of(hwloc_topology_t topo, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
+                    size_t *nout)
+{
+	int w = hwloc_bitmap_weight(set), b;
+	hwloc_bitmap_t *u = calloc(w > 0 ? (size_t)w : 1, sizeof(*u));
+	hwloc_obj_t *core = calloc(w > 0 ? (size_t)w : 1, sizeof(*core));
+	size_t n = 0, i;
+	int rv = -1;
+
+	if (!u || !core)
+		goto fail;
+	hwloc_bitmap_foreach_begin(b, set) {
+		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)b);
+		hwloc_obj_t c = pu ? hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu) : NULL;
+
+		for (i = 0; c && i < n && core[i] != c; i++)
+			;
+		if (!c || i == n) {
+			if (!(u[n] = hwloc_bitmap_alloc()))
+				goto fail;
+			core[n] = c;
+			i = n++;
+		}
+		hwloc_bitmap_set(u[i], (unsigned)b);
+	} hwloc_bitmap_foreach_end();
+	*out = u;
+	*nout = n;
+	u = NULL;
+	rv = 0;
+fail:
+	for (i = 0; u && i < n; i++)
+		hwloc_bitmap_free(u[i]);
+	free(u);
+	free(core);
+	return rv;
+}
+
+/* Task j of the m tasks whose CPUs are `set`: whole cores when there are
+ * enough, else single CPUs, else CPU j mod count. */
+static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j, size_t m,
+                      hwloc_bitmap_t out)
+{
+	hwloc_bitmap_t *u = NULL;
+	size_t nu = 0, i;
+	int rv = -1;
+
+	if (units_of(topo, set, &u, &nu) < 0)
+		return -1;
+	hwloc_bitmap_zero(out);
+	if (m <= nu) {
+		for (i = j * nu / m; i < (j + 1) * nu / m; i++)
+			hwloc_bitmap_or(out, out, u[i]);
+	} else {
+		size_t np = (size_t)hwloc_bitmap_weight(set), lo, hi, idx = 0;
+		int b;
+
+		lo = m <= np ? j * np / m : j % np;
+		hi = m <= np ? (j + 1) * np / m : lo + 1;
+		hwloc_bitmap_foreach_begin(b, set) {
+			if (idx >= lo && idx < hi)
+				hwloc_bitmap_set(out, (unsigned)b);
+			idx++;
+		} hwloc_bitmap_foreach_end();
+	}
+	rv = 0;
+	for (i = 0; i < nu; i++)
+		hwloc_bitmap_free(u[i]);
+	free(u);
+	return rv;
+}
+
+static int fill_rows(struct work *w, char *err, size_t errlen)
+{
+	struct rdzv_bind_table *tab = w->tab;
+	const struct rdzv_topo *t = w->t;
+	size_t nn = t->nnics, i, i2, j;
+	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), none = hwloc_bitmap_alloc();
+	int rv = -1;
+
+	if (!cpus || !none) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < tab->nrows; i++) {
+		struct rdzv_bind_row *r = &tab->rows[i];
+		size_t k, pos = 0, m = 0;
+
+		r->gpu = -1;
+		if (w->ngpus == 0)
+			continue;
+		/* Round-robin: LOCAL_RANK % device_count is the task's ordinal. */
+		k = i % w->ngpus;
+		r->gpu = w->gpu[k];
+		r->ordinal = (unsigned)k;
+		snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
+		snprintf(r->visible, sizeof(r->visible), "%s", w->token[k]);
+		r->near = w->best ? w->best[k] : RDZV_NEAR_SYSTEM;
+		for (j = 0; w->chosen && j < nn; j++)
+			if (w->chosen[k * nn + j]
+			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0) {
+				rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
+				goto fail;
+			}
+		/* Tasks whose GPUs have the same local CPUs share them. */
+		for (i2 = 0; i2 < tab->nrows; i2++)
+			if (hwloc_bitmap_isequal(w->local[i2 % w->ngpus], w->local[k])) {
+				pos += i2 < i;
+				m++;
+			}
+		if (split_cpus(t->topo, w->local[k], pos, m, cpus) < 0) {
+			rdzv_err(err, errlen, "out of memory");
+			goto fail;
+		}
+		r->cpus_far = w->far[k];
+		if (hwloc_bitmap_list_snprintf(r->cpus, sizeof(r->cpus), cpus) >= (int)sizeof(r->cpus)) {
+			rdzv_err(err, errlen, "CPU list of task %zu too long", i);
+			goto fail;
+		}
+		r->mask = cpumask_from(cpus, w->maskcpus);
+		r->gpu_mask = cpumask_from(w->far[k] ? none : w->local[k], w->maskcpus);
+		if (!r->mask || !r->gpu_mask) {
+			rdzv_err(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	rv = 0;
+fail:
+	hwloc_bitmap_free(cpus);
+	hwloc_bitmap_free(none);
+	return rv;
+}
+
+int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req,
+                      struct rdzv_bind_table **out, char *err, size_t errlen)
+{
+	struct work w;
+	int rv = -1;
+
+	*out = NULL;
+	memset(&w, 0, sizeof(w));
+	w.t = t;
+	if (!(w.tab = calloc(1, sizeof(*w.tab))) || (req->ntasks
+	    && !(w.tab->rows = calloc(req->ntasks, sizeof(*w.tab->rows))))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	w.tab->nrows = req->ntasks;
+	if (step_gpus(&w, req, err, errlen) < 0 || step_cpus(&w, req, err, errlen) < 0
+	    || choose_nics(&w, req, err, errlen) < 0 || fill_rows(&w, err, errlen) < 0)
+		goto fail;
+	w.tab->ngpus = w.ngpus;
+	if (hwloc_bitmap_list_snprintf(w.tab->step_cpus, sizeof(w.tab->step_cpus), w.step)
+	    >= (int)sizeof(w.tab->step_cpus)) {
+		rdzv_err(err, errlen, "the step's CPU list is too long");
+		goto fail;
+	}
+	if (!(w.tab->step_mask = cpumask_from(w.step, w.maskcpus))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (w.ngpus && req->ntasks > w.ngpus)
+		snprintf(w.tab->note, sizeof(w.tab->note), "%u tasks share %zu GPU%s: task i uses "
+		         "GPU i mod %zu, i.e. cuda:(LOCAL_RANK %% torch.cuda.device_count())",
+		         req->ntasks, w.ngpus, w.ngpus == 1 ? "" : "s", w.ngpus);
+	*out = w.tab;
+	w.tab = NULL;
+	rv = 0;
+fail:
+	rdzv_bind_table_destroy(w.tab);
+	work_clear(&w);
+	return rv;
+}
+
+int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "node: %zu GPU%s, %zu task%s, NCCL_IB_HCA%s%s, cpus %s%s%s",
+	                 tab->ngpus, tab->ngpus == 1 ? "" : "s", tab->nrows,
+	                 tab->nrows == 1 ? "" : "s", tab->nccl_ib_hca[0] ? "=" : " ",
+	                 tab->nccl_ib_hca[0] ? tab->nccl_ib_hca : "unset", tab->step_cpus,
+	                 tab->note[0] ? "; note: " : "", tab->note);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf, size_t len)
+{
+	const struct rdzv_bind_row *r;
+	int n;
+
+	if (i >= tab->nrows)
+		return -1;
+	r = &tab->rows[i];
+	if (r->gpu < 0)
+		n = snprintf(buf, len, "task %zu: no GPU", i);
+	else
+		n = snprintf(buf, len, "task %zu: gpu %d %s cuda:%u visible %s, UCX_NET_DEVICES%s%s%s%s%s, "
+		             "cpus %s%s", i, r->gpu, r->busid, r->ordinal, r->visible,
+		             r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset",
+		             r->ucx[0] ? " (" : "", r->ucx[0] ? rdzv_near_name(r->near) : "",
+		             r->ucx[0] ? ")" : "", r->cpus,
+		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
+                         enum rdzv_cpu_outcome *out, char *err, size_t errlen)
+{
+	const struct rdzv_bind_row *r;
+	const struct rdzv_cpumask *step = tab->step_mask;
+	cpu_set_t *cur = NULL, *both = NULL;
+	int rv = -1;
+
+	*out = RDZV_CPU_NOTHING;
+	if (i >= tab->nrows)
+		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
+	r = &tab->rows[i];
+	if (!r->mask)
+		return 0;
+	cur = CPU_ALLOC(step->size * 8);
+	both = CPU_ALLOC(step->size * 8);
+	if (!cur || !both) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (sched_getaffinity(0, step->size, cur) < 0) {
+		rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
+		goto fail;
+	}
+	/* Narrower than the step: Slurm's task/affinity (it runs before
+	 * SPANK's task_init), a cgroup or the user bound it. Keep that. */
+	if (!CPU_EQUAL_S(step->size, cur, step->set)) {
+		CPU_AND_S(step->size, both, cur, r->gpu_mask->set);
+		*out = CPU_COUNT_S(step->size, both) ? RDZV_CPU_KEPT : RDZV_CPU_KEPT_FAR;
+		rv = 0;
+		goto fail;
+	}
+	if (!dry_run && sched_setaffinity(0, r->mask->size, r->mask->set) < 0) {
+		rdzv_err(err, errlen, "sched_setaffinity(%s): %s", r->cpus, strerror(errno));
+		goto fail;
+	}
+	*out = RDZV_CPU_BOUND;
+	rv = 0;
+fail:
+	if (cur)
+		CPU_FREE(cur);
+	if (both)
+		CPU_FREE(both);
+	return rv;
+}
+
+int rdzv_affinity_cpulist(char *buf, size_t len, char *err, size_t errlen)
+{
+	hwloc_bitmap_t b = NULL;
+	cpu_set_t *set = NULL;
+	size_t ncpus = MASK_CPUS_MIN, size = 0, c;
+	int rv = -1;
+
+	/* Grow until the kernel accepts the size (above nr_cpu_ids). */
+	for (;;) {
+		if (!(set = CPU_ALLOC(ncpus))) {
+			rdzv_err(err, errlen, "out of memory");
+			goto fail;
+		}
+		size = CPU_ALLOC_SIZE(ncpus);
+		if (sched_getaffinity(0, size, set) == 0)
+			break;
+		CPU_FREE(set);
+		set = NULL;
+		if (errno != EINVAL || ncpus >= (1u << 20)) {
+			rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
+			goto fail;
+		}
+		ncpus *= 2;
+	}
+	if (!(b = hwloc_bitmap_alloc())) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (c = 0; c < ncpus; c++)
+		if (CPU_ISSET_S(c, size, set))
+			hwloc_bitmap_set(b, (unsigned)c);
+	if (hwloc_bitmap_list_snprintf(buf, len, b) >= (int)len) {
+		rdzv_err(err, errlen, "CPU list too long");
+		goto fail;
+	}
+	rv = 0;
+fail:
+	if (set)
+		CPU_FREE(set);
+	hwloc_bitmap_free(b);
+	return rv;
+}

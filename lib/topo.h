@@ -1,0 +1,128 @@
+/* topo.h: the node's GPUs and RDMA NICs from hwloc, and the binding table
+ * of one step on one node: which GPU, NICs and CPUs each task gets.
+ *
+ * The plugin loads the topology and computes the table once per node per
+ * step (user_init); each task then applies its own row (task_init), so the
+ * per-task cost is a lookup plus one sched_setaffinity. helpers/rdzv-topo
+ * prints the same table from the same code. doc/binding.md states the rules;
+ * in short:
+ *   GPUs   the node's CUDA GPUs are the NVIDIA (0x10de) PCI functions of
+ *          class 0x0300 (VGA) or 0x0302 (3D), numbered in PCI bus-id order
+ *          (CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order). NVSwitch (0x0680),
+ *          BMC VGA of other vendors, co-processors and other vendors' GPUs
+ *          are not CUDA devices. Local task i gets the step's GPU i mod n.
+ *   NICs   RDMA NICs are PCI functions with an OpenFabrics OS device; each
+ *          port is a candidate unless the topology says it is not ACTIVE,
+ *          or the allow-list refuses it. A GPU's NICs are its candidates at
+ *          the best nearness level; GPUs with the same tied set split it in
+ *          PCI order. NCCL_IB_HCA is the union over the step's GPUs.
+ *   CPUs   a task's CPUs are those local to its GPU within the step's CPUs,
+ *          split by whole cores between the tasks that share them. */
+#ifndef RDZV_TOPO_H
+#define RDZV_TOPO_H
+
+#include <stddef.h>
+
+/* Nearness of a NIC to a GPU, best first. */
+enum rdzv_near {
+	RDZV_NEAR_SWITCH,     /* below one PCIe switch (a PCI-PCI bridge) */
+	RDZV_NEAR_HOSTBRIDGE, /* below one host bridge, no common switch */
+	RDZV_NEAR_NUMA,       /* attached to the same NUMA locality */
+	RDZV_NEAR_PACKAGE,    /* in the same package */
+	RDZV_NEAR_SYSTEM,     /* anywhere else */
+};
+
+const char *rdzv_near_name(enum rdzv_near n);
+
+struct rdzv_topo;
+
+/* Load the topology: from hwloc XML at xml, or discovered live when xml is
+ * NULL (important I/O only, without the gl/opencl/cuda/nvml/rsmi/levelzero
+ * probes, which can hang or initialise a driver inside slurmstepd).
+ * Refuses a runtime hwloc whose major differs from the one built against.
+ * Returns 0 with *out set, or -1 with a reason in err. */
+int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t errlen);
+
+void rdzv_topo_destroy(struct rdzv_topo *t); /* accepts NULL */
+
+/* Number of CUDA GPUs and RDMA NIC ports the node has. */
+size_t rdzv_topo_gpu_count(const struct rdzv_topo *t);
+size_t rdzv_topo_nic_count(const struct rdzv_topo *t);
+
+/* One line describing GPU i or NIC port i ("gpu 0 0000:4e:00.0 numa 3"...).
+ * Returns 0, or -1 when i is out of range or buf too small. */
+int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
+int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
+
+/* What the step owns on this node. */
+struct rdzv_bind_req {
+	const char *step_gpus; /* SLURM_STEP_GPUS: node GPU indices "0,2"; NULL/"": use visible */
+	const char *visible;   /* CUDA_VISIBLE_DEVICES of the step; NULL: unset */
+	unsigned ntasks;       /* tasks of the step on this node */
+	const char *hca_allow; /* NCCL_IB_HCA-syntax allow-list; NULL: no limit */
+	const char *step_cpus; /* the step's CPUs as a list "0-7,16"; NULL: the topology's */
+};
+
+#define RDZV_BUSID_MAX 16
+#define RDZV_TOKEN_MAX 64
+#define RDZV_NICLIST_MAX 1024
+#define RDZV_CPULIST_MAX 1024
+
+struct rdzv_cpumask; /* a CPU set in the form sched_setaffinity takes */
+
+struct rdzv_bind_row {
+	int gpu;                      /* node GPU index; -1: the task has none */
+	char busid[RDZV_BUSID_MAX];   /* its PCI bus id */
+	char visible[RDZV_TOKEN_MAX]; /* its CUDA_VISIBLE_DEVICES entry */
+	unsigned ordinal;             /* its CUDA ordinal under the step's CUDA_VISIBLE_DEVICES */
+	char ucx[RDZV_NICLIST_MAX];   /* UCX_NET_DEVICES ("mlx5_0:1,..."); "": none */
+	enum rdzv_near near;          /* nearness of those NICs */
+	char cpus[RDZV_CPULIST_MAX];  /* CPUs to bind to; "": none */
+	int cpus_far;                 /* none of the step's CPUs is local to the GPU */
+	struct rdzv_cpumask *mask;    /* cpus, for sched_setaffinity */
+	struct rdzv_cpumask *gpu_mask;/* the step's CPUs local to the GPU */
+};
+
+struct rdzv_bind_table {
+	size_t ngpus;                     /* the step's GPUs on this node */
+	size_t nrows;                     /* one row per local task */
+	struct rdzv_bind_row *rows;
+	char nccl_ib_hca[RDZV_NICLIST_MAX]; /* "=mlx5_0:1,..."; "": no NIC */
+	char step_cpus[RDZV_CPULIST_MAX];
+	struct rdzv_cpumask *step_mask;
+	char note[256];                   /* a warning for the user; "": none */
+};
+
+/* Compute the table. A step without GPUs, or a node without NICs, gives
+ * rows without GPU or NICs: not an error. Returns 0 with *out set, or -1
+ * with a reason in err (a step GPU the topology does not have, a bad list,
+ * an allow-list that does not parse). */
+int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req,
+                      struct rdzv_bind_table **out, char *err, size_t errlen);
+
+void rdzv_bind_table_destroy(struct rdzv_bind_table *tab); /* accepts NULL */
+
+/* The node line and row i as text, as the helper, the golden tests and
+ * --rdzv-bind=verbose print them. Return 0, or -1 when buf is too small. */
+int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len);
+int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf, size_t len);
+
+/* In the task: what happened to its CPU binding. */
+enum rdzv_cpu_outcome {
+	RDZV_CPU_NOTHING,   /* the row has no CPUs (no GPU) */
+	RDZV_CPU_BOUND,     /* bound to the row's CPUs (or would be, dry run) */
+	RDZV_CPU_KEPT,      /* already narrower than the step (Slurm bound it): kept */
+	RDZV_CPU_KEPT_FAR,  /* kept, and none of its CPUs is local to its GPU */
+};
+
+/* Bind the calling process to row i's CPUs unless something (Slurm's
+ * task/affinity, cgroup, the user) already narrowed it below the step's
+ * CPUs. dry_run: decide only. Returns 0 with *out set, or -1 with a reason. */
+int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
+                         enum rdzv_cpu_outcome *out, char *err, size_t errlen);
+
+/* The calling process's CPU affinity as a list ("0-7,16"): the step's CPUs
+ * when called in slurmstepd. Returns 0, or -1 with a reason in err. */
+int rdzv_affinity_cpulist(char *buf, size_t len, char *err, size_t errlen);
+
+#endif
