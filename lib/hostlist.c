@@ -140,16 +140,40 @@ static int append(char *out, size_t outlen, size_t *used, const char *p,
 	return 0;
 }
 
+/* Size of the item's last bracket group (1 when it has none). */
+static int last_group_size(const char *s, size_t b, size_t e, uint64_t *size,
+                           char *err, size_t errlen)
+{
+	size_t i, open = e;
+
+	*size = 1;
+	for (i = b; i < e; i++)
+		if (s[i] == '[')
+			open = i;
+	if (open == e)
+		return 0;
+	return group_walk(s, open + 1,
+	                  (size_t)((const char *)memchr(s + open, ']', e - open) - s),
+	                  size, NULL, NULL, NULL, err, errlen);
+}
+
 /* Write host k of the item [b, e); k < item_count. Groups are mixed-radix
- * digits, the last group varying fastest (Slurm's order). */
+ * digits in Slurm 22.05's order: the last group varies fastest, then the
+ * first, the second, ... up to the one before the last (hostlist.c's
+ * _push_range_list peels the last group off, then recurses into the prefix
+ * from its right end, so "a[1-2]b[1-2]c[1-2]" gives a1b1c1 a1b1c2 a2b1c1
+ * a2b1c2 a1b2c1 ...). With two groups this is plain "last fastest". */
 static int item_nth(const char *s, size_t b, size_t e, uint64_t k, char *out,
                     size_t outlen, char *err, size_t errlen)
 {
-	uint64_t rest;
+	uint64_t last, below;
 	size_t used = 0, i, lit = b;
 
-	if (item_count(s, b, e, &rest, err, errlen) < 0)
+	if (last_group_size(s, b, e, &last, err, errlen) < 0)
 		return -1;
+	/* below = product of the sizes of the groups varying faster than the
+	 * current one: the last group, then every group already passed. */
+	below = last;
 	out[0] = '\0';
 	for (i = b; i < e; i++) {
 		size_t close;
@@ -165,10 +189,12 @@ static int item_nth(const char *s, size_t b, size_t e, uint64_t k, char *out,
 		close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
 		if (group_walk(s, i + 1, close, &g, NULL, NULL, NULL, err, errlen) < 0)
 			return -1;
-		/* rest = product of this group and the ones after it */
-		rest /= g;
-		idx = k / rest;
-		k %= rest;
+		if (memchr(s + close, '[', e - close)) {
+			idx = (k / below) % g;
+			below *= g;
+		} else {
+			idx = k % g;
+		}
 		if (group_walk(s, i + 1, close, &g, &idx, &val, &width, err, errlen) < 0)
 			return -1;
 		len = snprintf(num, sizeof(num), "%0*" PRIu64, width, val);

@@ -2,8 +2,15 @@
  *
  * Grammar (as Slurm 22.05's scontrol accepts it): items separated by commas
  * or white space outside brackets; an item is text with zero or more bracket
- * groups "[a-b,c,...]", expanded as a cartesian product, last group fastest.
+ * groups "[a-b,c,...]", expanded as a cartesian product in Slurm's order: the
+ * last group varies fastest, then the first, second, ... (see item_nth).
  * A range keeps the zero padding of its low bound ("n[08-10]" -> n08 n09 n10).
+ * Where Slurm 22.05 differs: text after the last group ("n[1-2]x") is read
+ * as a suffix (Slurm refuses it; later Slurm versions accept it), and what
+ * its lenient parser lets through with odd results is refused here: an
+ * unclosed '[' ("n[1-2" gives "n]"), a stray ']' ("n1]"), an open range
+ * ("n[1-]" gives n1), spaces or signs inside brackets ("n[1, 2]" gives n1
+ * n02). tests/0010-hostlist-matches-scontrol.t checks both sides.
  * Work is proportional to the length of the expression, never to the number
  * of hosts it names. */
 #ifndef RDZV_HOSTLIST_H
