@@ -34,18 +34,47 @@ int rdzv_port_range_parse(const char *s, struct rdzv_port_range *r,
 	return 0;
 }
 
+/* One "N" or "N-M" of a reserved-ports list at s; sets *lo and *next. */
+static int resv_element(const char *s, uint64_t *lo, const char **next)
+{
+	size_t n = strspn(s, "0123456789");
+	uint64_t hi;
+
+	if (rdzv_parse_u64n(s, n, 1, RDZV_PORT_MAX, lo) < 0)
+		return -1;
+	s += n;
+	if (*s == '-') {
+		n = strspn(s + 1, "0123456789");
+		if (rdzv_parse_u64n(s + 1, n, 1, RDZV_PORT_MAX, &hi) < 0 || hi < *lo)
+			return -1;
+		s += 1 + n;
+	}
+	*next = s;
+	return 0;
+}
+
+/* The whole string is checked, not just its first port: a malformed value
+ * means the environment is not what Slurm wrote, and a port read from it
+ * should not be trusted. */
 int rdzv_resv_ports_first(const char *s, uint16_t *port, char *err, size_t errlen)
 {
-	size_t n;
-	uint64_t v;
+	const char *p = s;
+	uint64_t first = 0, lo;
 
 	if (!s || !*s)
 		return rdzv_err(err, errlen, "no reserved ports");
-	n = strspn(s, "0123456789");
-	if (rdzv_parse_u64n(s, n, 1, RDZV_PORT_MAX, &v) < 0
-	    || (s[n] != '\0' && s[n] != '-' && s[n] != ','))
-		return rdzv_err(err, errlen, "malformed reserved ports '%.32s'", s);
-	*port = (uint16_t)v;
+	for (;;) {
+		if (resv_element(p, &lo, &p) < 0)
+			return rdzv_err(err, errlen, "malformed reserved ports '%.32s'", s);
+		if (!first)
+			first = lo;
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			return rdzv_err(err, errlen, "malformed reserved ports '%.32s'", s);
+		p++;
+	}
+	*port = (uint16_t)first;
 	return 0;
 }
 
@@ -75,6 +104,8 @@ int rdzv_port_derive(uint32_t job_id, uint32_t step_id,
 	uint32_t a_lo = range->lo, a_hi = range->hi, b_lo = 1, b_hi = 0;
 	uint64_t usable, k;
 
+	if (!range || range->lo > range->hi)
+		return rdzv_err(err, errlen, "no valid port range");
 	if (eph && eph->lo <= range->hi && eph->hi >= range->lo) {
 		a_hi = eph->lo > range->lo ? eph->lo - 1u : 0;
 		if (eph->lo <= range->lo)
