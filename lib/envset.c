@@ -125,6 +125,16 @@ int rdzv_envset_addf(struct rdzv_envset *set, const char *origin, const char *na
 	return rdzv_envset_add(set, name, buf, RDZV_SET_DEFAULT, origin, err, errlen) < 0 ? -1 : 0;
 }
 
+/* The user's value is kept for the verbose table ("user value kept",
+ * "enforced over ..."), so losing it to a failed copy is an error. */
+static int keep_user_value(struct rdzv_env_entry *e, const char *cur, char *err,
+                           size_t errlen)
+{
+	if (!(e->user_value = strdup(cur)))
+		return rdzv_err(err, errlen, "out of memory recording the user's %s", e->name);
+	return 0;
+}
+
 int rdzv_envset_apply(struct rdzv_envset *set, const struct rdzv_env_ops *ops,
                       char *err, size_t errlen)
 {
@@ -150,8 +160,8 @@ int rdzv_envset_apply(struct rdzv_envset *set, const struct rdzv_env_ops *ops,
 				goto fail;
 			}
 			e->outcome = have ? RDZV_OUT_UNSET : RDZV_OUT_ABSENT;
-			if (have)
-				e->user_value = strdup(cur);
+			if (have && keep_user_value(e, cur, err, errlen) < 0)
+				goto fail;
 			continue;
 		}
 		if (have && strcmp(cur, e->value) == 0) {
@@ -160,7 +170,8 @@ int rdzv_envset_apply(struct rdzv_envset *set, const struct rdzv_env_ops *ops,
 		}
 		if (have && e->policy == RDZV_SET_DEFAULT) {
 			e->outcome = RDZV_OUT_USER_KEPT;
-			e->user_value = strdup(cur);
+			if (keep_user_value(e, cur, err, errlen) < 0)
+				goto fail;
 			continue;
 		}
 		if (ops->set(ops->ctx, e->name, e->value) < 0) {
@@ -168,8 +179,8 @@ int rdzv_envset_apply(struct rdzv_envset *set, const struct rdzv_env_ops *ops,
 			goto fail;
 		}
 		e->outcome = have ? RDZV_OUT_ENFORCED : RDZV_OUT_SET;
-		if (have)
-			e->user_value = strdup(cur);
+		if (have && keep_user_value(e, cur, err, errlen) < 0)
+			goto fail;
 	}
 	rv = 0;
 fail:
