@@ -56,15 +56,23 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		size_t klen;
 		int b;
 
-		if (!eq || eq == arg || (klen = (size_t)(eq - arg)) >= sizeof(key))
+		if (!eq || eq == arg)
 			return rdzv_err(err, errlen, "plugstack argument '%.64s' is not key=value", arg);
+		/* No known key is this long: name it as unknown, not as malformed. */
+		if ((klen = (size_t)(eq - arg)) >= sizeof(key))
+			return rdzv_err(err, errlen, "unknown plugstack argument '%.*s...'",
+			                (int)sizeof(key), arg);
 		memcpy(key, arg, klen);
 		key[klen] = '\0';
 		val = eq + 1;
 		if (strcmp(key, "mode") == 0) {
-			if (!(c->mode = rdzv_mode_find(val)))
+			/* Through a local: a refused value must not leave c->mode NULL. */
+			const struct rdzv_mode *m = rdzv_mode_find(val);
+
+			if (!m)
 				return rdzv_err(err, errlen, "plugstack argument mode=%.32s: valid modes are %s",
 				                val, rdzv_mode_names());
+			c->mode = m;
 		} else if (strcmp(key, "port_range") == 0) {
 			if (rdzv_port_range_parse(val, &c->port_range, err, errlen) < 0)
 				return rdzv_err(err, errlen,
