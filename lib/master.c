@@ -10,36 +10,44 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* Only the first host list item of the first host line is copied: a line
+ * may be long (a whole rank layout on one line, or a long comment) and
+ * only its first host matters. */
 int rdzv_hostfile_first(const char *text, char *host, size_t hostlen,
                         char *err, size_t errlen)
 {
 	const char *p = text;
 
 	while (p && *p) {
-		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p);
-		char line[1024];
-		char *b, *e, *star;
+		char item[1024];
+		size_t n = 0;
+		int depth = 0;
 
-		if (n < sizeof(line)) {
-			memcpy(line, p, n);
-			line[n] = '\0';
-			if ((e = strchr(line, '#')))
-				*e = '\0';
-			for (b = line; isspace((unsigned char)*b); b++)
-				;
-			for (e = b + strlen(b); e > b && isspace((unsigned char)e[-1]); e--)
-				;
-			*e = '\0';
-			if ((star = strchr(b, '*')))
-				*star = '\0';
-			if (*b)
-				return rdzv_hostlist_nth(b, 0, host, hostlen, err, errlen);
-		} else {
-			return rdzv_err(err, errlen, "hostfile line longer than %zu bytes",
-			                sizeof(line) - 1);
+		while (*p == ',' || (*p != '\n' && isspace((unsigned char)*p)))
+			p++;
+		if (*p == '#' || *p == '\n' || *p == '*') {
+			p = strchr(p, '\n');
+			p = p ? p + 1 : NULL;
+			continue;
 		}
-		p = eol ? eol + 1 : NULL;
+		if (!*p)
+			break;
+		/* The item ends at a separator outside brackets, a comment, a
+		 * repeat count ("host*N") or the end of the line. */
+		for (; *p && *p != '\n' && *p != '#' && *p != '*'; p++) {
+			if (!depth && (*p == ',' || isspace((unsigned char)*p)))
+				break;
+			if (*p == '[')
+				depth = 1;
+			else if (*p == ']')
+				depth = 0;
+			if (n + 1 >= sizeof(item))
+				return rdzv_err(err, errlen, "hostfile's first host is longer than %zu bytes",
+				                sizeof(item) - 1);
+			item[n++] = *p;
+		}
+		item[n] = '\0';
+		return rdzv_hostlist_nth(item, 0, host, hostlen, err, errlen);
 	}
 	return rdzv_err(err, errlen, "hostfile names no host");
 }
@@ -66,6 +74,8 @@ int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
 	struct addrinfo hints, *res = NULL;
 	int rc;
 
+	if (!host || !*host)
+		return rdzv_err(err, errlen, "no MASTER_ADDR host (the node of rank 0) to resolve");
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
