@@ -1,0 +1,308 @@
+/* test-conf: plugstack.conf arguments, option values and the RDZV_*
+ * environment fallback. Invalid input first. */
+#include "config.h"
+#include "conf.h"
+#include "tap.h"
+
+#include <string.h>
+
+static char err[512];
+
+/* Parse one argument over the defaults; the conf is left in *c. */
+static int parse1(const char *arg, struct rdzv_conf *c)
+{
+	char buf[2048];
+	char *av[1] = { buf };
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	rdzv_conf_defaults(c);
+	err[0] = '\0';
+	return rdzv_conf_parse(1, av, c, err, sizeof(err));
+}
+
+/* The argument is refused with a message containing want. */
+static void conf_refused(const char *arg, const char *want, const char *name)
+{
+	struct rdzv_conf c;
+	int rc = parse1(arg, &c);
+
+	if (!ok(rc == -1 && strstr(err, want), "%s", name))
+		diag("rc %d, err '%s', want '%s'", rc, err, want);
+}
+
+/* Every mode of the table is named in err. */
+static int names_every_mode(const char *msg)
+{
+	const struct rdzv_mode *m;
+
+	for (m = rdzv_modes(); m->name; m++)
+		if (!strstr(msg, m->name))
+			return 0;
+	return 1;
+}
+
+struct env {
+	const char *mode, *port, *verbose;
+};
+
+static const char *env_get(void *ctx, const char *name)
+{
+	const struct env *e = ctx;
+
+	if (strcmp(name, "RDZV_MODE") == 0)
+		return e->mode;
+	if (strcmp(name, "RDZV_PORT") == 0)
+		return e->port;
+	if (strcmp(name, "RDZV_VERBOSE") == 0)
+		return e->verbose;
+	return NULL;
+}
+
+static void test_invalid_conf(void)
+{
+	struct rdzv_conf c;
+	char longpath[RDZV_PATH_MAX + 10];
+
+	conf_refused("mode", "is not key=value", "an argument without '=' is refused as not key=value");
+	conf_refused("=torch", "is not key=value", "an argument without a key is refused");
+	conf_refused("bogus=1", "unknown plugstack argument 'bogus'",
+	             "an unknown key is refused with the key named");
+	conf_refused("bogus=1", "known: mode", "the refusal lists the known keys");
+	conf_refused("Mode=torch", "unknown plugstack argument 'Mode'", "keys are case-sensitive");
+	conf_refused("a_key_much_longer_than_the_key_buffer_of_the_parser=1",
+	             "unknown plugstack argument 'a_key_much_longer",
+	             "a very long key is refused as unknown, with its start named");
+	conf_refused("mode=bogus", "mode=bogus: valid modes are", "mode=bogus is refused");
+	{
+		struct rdzv_conf c2;
+
+		parse1("mode=bogus", &c2);
+		ok(names_every_mode(err), "the refusal of mode=bogus names every valid mode");
+		ok(c2.mode != NULL && strcmp(c2.mode->name, "off") == 0,
+		   "a refused mode= leaves the default mode in place, never NULL");
+	}
+	conf_refused("mode=", "valid modes are", "an empty mode= is refused");
+	conf_refused("mode=Torch", "valid modes are", "mode names are case-sensitive");
+	conf_refused("port_range=1023-2000", "port_range=1023-2000", "port_range below 1024 is refused");
+	conf_refused("port_range=2000-1999", "expected LO-HI", "a backwards port_range is refused");
+	conf_refused("port_range=2000-65536", "65535", "a port_range above 65535 is refused");
+	conf_refused("port_range=29500", "expected LO-HI", "a port_range without '-' is refused");
+	conf_refused("port_range=", "expected LO-HI", "an empty port_range is refused");
+	conf_refused("master_addr=fqdn", "master_addr=fqdn: valid values are name, ip",
+	             "master_addr=fqdn is refused with the valid values");
+	conf_refused("master_addr=", "valid values are name, ip", "an empty master_addr is refused");
+	conf_refused("env=maybe", "env=maybe: valid values are yes, no", "env=maybe is refused");
+	conf_refused("env=", "valid values are yes, no", "an empty env= is refused");
+	conf_refused("strict=YES", "strict=YES: valid values are yes, no",
+	             "booleans are case-sensitive");
+	conf_refused("topology=relative/topo.xml", "must be an absolute path",
+	             "a relative topology path is refused");
+	conf_refused("profiles=etc/rdzv", "profiles=etc/rdzv: must be an absolute path",
+	             "a relative profiles dir is refused with the argument named");
+	conf_refused("topology=", "topology= has an empty value", "an empty topology is refused");
+	conf_refused("bind=", "bind= has an empty value", "an empty bind is refused");
+	conf_refused("profile=", "empty value", "an empty profile is refused");
+	conf_refused("partition_profile=", "empty value", "an empty partition_profile is refused");
+	conf_refused("profile=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	             "profile=: value longer than 63 bytes", "an oversized profile name is refused");
+	longpath[0] = '/';
+	memset(longpath + 1, 'p', sizeof(longpath) - 2);
+	longpath[sizeof(longpath) - 1] = '\0';
+	{
+		char arg[sizeof(longpath) + 16];
+
+		snprintf(arg, sizeof(arg), "topology=%s", longpath);
+		conf_refused(arg, "value longer than 1023 bytes", "an oversized topology path is refused");
+	}
+
+	/* a bad argument after good ones still fails the whole line */
+	{
+		char a0[] = "mode=torch", a1[] = "port_range=30000-30100", a2[] = "nope=1";
+		char *av[] = { a0, a1, a2 };
+
+		rdzv_conf_defaults(&c);
+		err[0] = '\0';
+		is_int(rdzv_conf_parse(3, av, &c, err, sizeof(err)), -1,
+		       "a bad argument after good ones fails the line");
+		ok(strstr(err, "'nope'") != NULL, "and the bad one is named");
+	}
+}
+
+static void test_conf(void)
+{
+	struct rdzv_conf c;
+	char a0[] = "mode=torch", a1[] = "port_range=30000-30100", a2[] = "master_addr=ip",
+	     a3[] = "env=no", a4[] = "strict=yes", a5[] = "bind=gpu",
+	     a6[] = "topology=/etc/rdzv/%n.xml", a7[] = "profiles=/etc/rdzv/profiles",
+	     a8[] = "profile=h100", a9[] = "partition_profile=gpu:h100,a100:a100",
+	     a10[] = "mode=torchrun", a11[] = "master_addr=name";
+	char *av[] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 };
+	char *again[] = { a10, a11 };
+
+	rdzv_conf_defaults(&c);
+	ok(c.mode && strcmp(c.mode->name, "off") == 0, "the default mode is off");
+	ok(c.port_range.lo == RDZV_DEFAULT_PORT_LO && c.port_range.hi == RDZV_DEFAULT_PORT_HI,
+	   "the default port range is %d-%d", RDZV_DEFAULT_PORT_LO, RDZV_DEFAULT_PORT_HI);
+	is_int(c.addr_form, RDZV_ADDR_NAME, "MASTER_ADDR is a name by default");
+	is_int(c.env_fallback, 1, "the environment fallback is on by default");
+	is_int(c.strict, 0, "strict is off by default");
+	is_str(c.bind, "none", "binding is none by default");
+	is_str(c.topology, "", "no topology path by default");
+	is_int(rdzv_conf_parse(0, NULL, &c, err, sizeof(err)), 0, "no arguments is fine");
+
+	is_int(rdzv_conf_parse(10, av, &c, err, sizeof(err)), 0, "every known key is accepted");
+	ok(c.mode && strcmp(c.mode->name, "torch") == 0, "mode=torch sets the site mode");
+	ok(c.port_range.lo == 30000 && c.port_range.hi == 30100, "port_range sets the range");
+	is_int(c.addr_form, RDZV_ADDR_IP, "master_addr=ip selects addresses");
+	is_int(c.env_fallback, 0, "env=no turns the fallback off");
+	is_int(c.strict, 1, "strict=yes turns strict on");
+	is_str(c.bind, "gpu", "bind= sets the binding mode");
+	is_str(c.topology, "/etc/rdzv/%n.xml", "topology= keeps its %n");
+	is_str(c.profiles, "/etc/rdzv/profiles", "profiles= sets the directory");
+	is_str(c.profile, "h100", "profile= sets the site profile");
+	is_str(c.partition_profiles, "gpu:h100,a100:a100", "partition_profile= keeps its list");
+	is_int(rdzv_conf_parse(2, again, &c, err, sizeof(err)), 0, "a later line parses over an earlier one");
+	ok(c.mode && strcmp(c.mode->name, "torchrun") == 0, "the last mode= wins");
+	is_int(c.addr_form, RDZV_ADDR_NAME, "the last master_addr= wins");
+
+	ok(parse1("mode=off", &c) == 0 && c.mode && !c.mode->fill, "mode=off is accepted and sets nothing");
+	ok(parse1("port_range=1024-65535", &c) == 0 && c.port_range.lo == 1024
+	   && c.port_range.hi == 65535, "the widest port range is accepted");
+	ok(parse1("master_addr=name", &c) == 0 && c.addr_form == RDZV_ADDR_NAME,
+	   "master_addr=name is accepted");
+	ok(parse1("mode=torch=x", &c) == -1, "a value holding '=' is not a mode");
+}
+
+static void test_bool(void)
+{
+	const char *yes[] = { "yes", "1", "true", "on" }, *no[] = { "no", "0", "false", "off" };
+	const char *bad[] = { "", "y", "n", "2", "Yes", "TRUE", " yes", "yes " };
+	size_t i;
+	int good = 1;
+
+	for (i = 0; i < 4; i++)
+		good &= rdzv_parse_bool(yes[i]) == 1 && rdzv_parse_bool(no[i]) == 0;
+	ok(good, "yes/1/true/on are true and no/0/false/off are false");
+	good = rdzv_parse_bool(NULL) == -1;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		good &= rdzv_parse_bool(bad[i]) == -1;
+	ok(good, "NULL, empty, abbreviations, other cases and padded words are not booleans");
+}
+
+static void test_opts(void)
+{
+	struct rdzv_opts o;
+
+	rdzv_opts_init(&o);
+	ok(!o.mode && o.port == 0 && o.verbose == -1 && !o.bind[0] && !o.profile[0],
+	   "fresh options say 'not given' everywhere");
+
+	err[0] = '\0';
+	is_int(rdzv_opt_mode(&o, "bogus", err, sizeof(err)), -1, "--rdzv=bogus is refused");
+	ok(strstr(err, "--rdzv") && strstr(err, "'bogus'") && names_every_mode(err),
+	   "the message names the option, the value and every valid mode");
+	ok(o.mode == NULL, "a refused --rdzv leaves the mode unset");
+	is_int(rdzv_opt_mode(&o, NULL, err, sizeof(err)), -1, "--rdzv without a value is refused");
+	is_int(rdzv_opt_mode(&o, "", err, sizeof(err)), -1, "--rdzv= with an empty value is refused");
+
+	err[0] = '\0';
+	is_int(rdzv_opt_port(&o, "80", err, sizeof(err)), -1, "--rdzv-port=80 is refused");
+	ok(strstr(err, "--rdzv-port") && strstr(err, "'80'") && strstr(err, "1024-65535"),
+	   "the message names the option, the value and the valid range");
+	is_int(rdzv_opt_port(&o, "65536", err, sizeof(err)), -1, "--rdzv-port=65536 is refused");
+	is_int(rdzv_opt_port(&o, "29500x", err, sizeof(err)), -1, "--rdzv-port=29500x is refused");
+	is_int(rdzv_opt_port(&o, NULL, err, sizeof(err)), -1, "--rdzv-port without a value is refused");
+	is_int(o.port, 0, "refused ports leave the port unset");
+
+	/* Slurm calls option callbacks twice (environment, then command line). */
+	ok(rdzv_opt_mode(&o, "torch", err, sizeof(err)) == 0
+	   && rdzv_opt_mode(&o, "torch", err, sizeof(err)) == 0 && o.mode
+	   && strcmp(o.mode->name, "torch") == 0, "--rdzv=torch given twice is torch");
+	ok(rdzv_opt_mode(&o, "torchrun", err, sizeof(err)) == 0 && o.mode
+	   && strcmp(o.mode->name, "torchrun") == 0, "a second --rdzv value wins");
+	ok(rdzv_opt_mode(&o, "bogus", err, sizeof(err)) == -1 && o.mode
+	   && strcmp(o.mode->name, "torchrun") == 0, "a refused later value keeps the earlier one");
+	ok(rdzv_opt_port(&o, "29500", err, sizeof(err)) == 0
+	   && rdzv_opt_port(&o, "29500", err, sizeof(err)) == 0 && o.port == 29500,
+	   "--rdzv-port=29500 given twice is 29500");
+	ok(rdzv_opt_port(&o, "1024", err, sizeof(err)) == 0 && o.port == 1024,
+	   "a second --rdzv-port value wins");
+	ok(rdzv_opt_port(&o, "65535", err, sizeof(err)) == 0 && o.port == 65535,
+	   "--rdzv-port=65535 is accepted");
+}
+
+static void test_env(void)
+{
+	struct rdzv_opts o;
+	struct env e = { NULL, NULL, NULL };
+
+	rdzv_opts_init(&o);
+	e.mode = "bogus";
+	err[0] = '\0';
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), -1, "RDZV_MODE=bogus is refused");
+	ok(strstr(err, "RDZV_MODE") && strstr(err, "'bogus'") && names_every_mode(err),
+	   "the message names the variable, the value and the valid modes");
+	ok(o.mode == NULL, "and the mode stays unset");
+
+	e.mode = NULL;
+	e.port = "99";
+	err[0] = '\0';
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), -1, "RDZV_PORT=99 is refused");
+	ok(strstr(err, "RDZV_PORT") && strstr(err, "'99'") && strstr(err, "1024-65535"),
+	   "the message names the variable, the value and the valid range");
+	is_int(o.port, 0, "and the port stays unset");
+
+	e.port = NULL;
+	e.verbose = "loud";
+	err[0] = '\0';
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), -1,
+	       "RDZV_VERBOSE=loud is refused");
+	ok(strstr(err, "RDZV_VERBOSE") && strstr(err, "'loud'") && strstr(err, "yes, no"),
+	   "the message names the variable, the value and the valid values");
+	is_int(o.verbose, -1, "and verbose stays unset");
+
+	e.mode = "";
+	e.port = "";
+	e.verbose = "";
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), 0,
+	       "empty RDZV_* variables count as unset");
+	ok(!o.mode && !o.port && o.verbose == -1, "and fill nothing");
+
+	e.mode = "torch";
+	e.port = "31000";
+	e.verbose = "1";
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), 0, "valid RDZV_* are accepted");
+	ok(o.mode && strcmp(o.mode->name, "torch") == 0, "RDZV_MODE fills an unset mode");
+	is_int(o.port, 31000, "RDZV_PORT fills an unset port");
+	is_int(o.verbose, 1, "RDZV_VERBOSE fills an unset verbose");
+
+	/* options given win over the environment, which then is not even checked */
+	rdzv_opts_init(&o);
+	rdzv_opt_mode(&o, "torchrun", err, sizeof(err));
+	rdzv_opt_port(&o, "30001", err, sizeof(err));
+	o.verbose = 0;
+	e.mode = "bogus";
+	e.port = "1";
+	e.verbose = "loud";
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), 0,
+	       "RDZV_* are ignored where options were given");
+	ok(o.mode && strcmp(o.mode->name, "torchrun") == 0 && o.port == 30001 && o.verbose == 0,
+	   "the options' values win");
+	e.mode = "torch";
+	e.port = "30002";
+	e.verbose = "yes";
+	is_int(rdzv_opts_from_env(&o, env_get, &e, err, sizeof(err)), 0,
+	       "a second pass over the environment is harmless");
+	ok(o.mode && strcmp(o.mode->name, "torchrun") == 0 && o.port == 30001 && o.verbose == 0,
+	   "and still leaves the options' values");
+}
+
+int main(void)
+{
+	test_invalid_conf();
+	test_conf();
+	test_bool();
+	test_opts();
+	test_env();
+	return done_testing();
+}
