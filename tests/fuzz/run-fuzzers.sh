@@ -89,9 +89,21 @@ fi
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cflags="-g -O1 $san -I$work/include -I$srcdir/lib $hwloc_cflags"
 
+# The library's sources: those the configured build links into librdzv
+# (so a half-written file nobody lists yet cannot break fuzzing), else all
+# of lib/*.c.
+libsrcs=
+if [ -n "$builddir" ] && [ -f "$builddir/Makefile" ]; then
+	printf 'rdzv-print-lib-sources:\n\t@echo $(lib_librdzv_la_SOURCES)\n' >"$work/print.mk"
+	for f in $(cd "$builddir" && make -s -f Makefile -f "$work/print.mk" rdzv-print-lib-sources 2>/dev/null | tail -1); do
+		case $f in *.c) libsrcs="$libsrcs $srcdir/$f" ;; esac
+	done
+fi
+[ -n "$libsrcs" ] || libsrcs=$(ls "$srcdir"/lib/*.c)
+
 # The library once, instrumented for coverage but without libFuzzer's main.
 objs=
-for c in "$srcdir"/lib/*.c; do
+for c in $libsrcs; do
 	o=$work/obj/$(basename "$c" .c).o
 	# shellcheck disable=SC2086
 	if ! "$CLANG" $cflags -fsanitize=fuzzer-no-link -c "$c" -o "$o" 2>"$work/obj/build.log"; then
@@ -146,7 +158,7 @@ for t in "$@"; do
 	if [ -n "$seeds" ]; then
 		nseeds=$(find $seeds -type f ! -name '.*' | wc -l)
 		# shellcheck disable=SC2086
-		if ! "$bin" -runs=0 -timeout=10 -rss_limit_mb=2048 $seeds >"$log" 2>&1; then
+		if ! "$bin" -runs=0 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$work/artifacts/$t/replay-" $seeds >"$log" 2>&1; then
 			echo "not ok $n - $t: replaying the corpus and regressions crashes"
 			grep -E 'ERROR|SUMMARY|invariant|Test unit written|^ +#[0-9]' "$log" | head -25 | sed 's/^/# /'
 			failed=1
