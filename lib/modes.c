@@ -13,9 +13,14 @@
  * "env" defaults of its argparse actions), so one task per node running a
  * bare "torchrun train.py" gets its flags here. With the static rendezvous
  * the agent with node_rank 0 hosts the store, so PET_NODE_RANK is the task's
- * global rank and PET_MASTER_ADDR its node: true for every distribution. */
+ * global rank and PET_MASTER_ADDR its node: true for every distribution.
+ *
+ * deepspeed, megatron, jax: see the comments above their fill functions and
+ * doc/modes.md. */
 #include "config.h"
 #include "modes.h"
+#include "argscan.h"
+#include "megatron.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -64,13 +69,174 @@ static int fill_torchrun(const struct rdzv_step *s, const struct rdzv_task *t,
 	return 0;
 }
 
+/* deepspeed: what DeepSpeed's per-node launcher exports to each worker
+ * besides torch's variables (deepspeed/launcher/launch.py, main(): CROSS_RANK
+ * = the node's rank, CROSS_SIZE = nodes, LOCAL_SIZE = workers on this node,
+ * next to RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Code
+ * written for that launcher reads them directly: e.g. Determined's
+ * DistributedContext.from_deepspeed() does int(os.environ["CROSS_RANK"]).
+ * What the launcher passes as --local_rank=N on the command line is in
+ * LOCAL_RANK here; DeepSpeed's engine falls back to it when the argument is
+ * absent (runtime/engine.py reads os.environ["LOCAL_RANK"]). */
+static int fill_deepspeed(const struct rdzv_step *s, const struct rdzv_task *t,
+                          struct rdzv_envset *env, char *err, size_t errlen)
+{
+	if (rdzv_fill_torch(s, t, env, err, errlen) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "CROSS_RANK", err, errlen, "%u", s->node_id) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "CROSS_SIZE", err, errlen, "%u", s->nnodes) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "LOCAL_SIZE", err, errlen, "%u", s->local_ntasks) < 0)
+		return -1;
+	return 0;
+}
+
+/* megatron: torch's variables plus CUDA_DEVICE_MAX_CONNECTIONS=1, which
+ * Megatron-LM's validate_args() asserts for tensor or context parallelism
+ * before Blackwell (one hardware queue keeps its communication kernels
+ * ordered ahead of the GEMMs they overlap with). Not set when the command
+ * line asks for FSDP (--use-torch-fsdp2, --use-megatron-fsdp): there
+ * validate_args() refuses CUDA_DEVICE_MAX_CONNECTIONS=1. A DEFAULT like
+ * every variable here: a user's export (e.g. 8 on Blackwell) wins. */
+static int fill_megatron(const struct rdzv_step *s, const struct rdzv_task *t,
+                         struct rdzv_envset *env, char *err, size_t errlen)
+{
+	int fsdp = rdzv_argscan_flag(s->argc, s->argv, "--use-torch-fsdp2") > 0
+	           || rdzv_argscan_flag(s->argc, s->argv, "--use-megatron-fsdp") > 0
+	           || rdzv_argscan_flag(s->argc, s->argv, "--use-custom-fsdp") > 0;
+
+	if (rdzv_fill_torch(s, t, env, err, errlen) < 0)
+		return -1;
+	if (!fsdp && rdzv_envset_addf(env, ORIGIN, "CUDA_DEVICE_MAX_CONNECTIONS", err, errlen,
+	                              "1") < 0)
+		return -1;
+	return 0;
+}
+
+#define MSG_MAX 512
+
+/* The layout check (lib/megatron.h) on the step's command line and
+ * environment, then the FP8 warning for this node's GPU model. */
+static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
+{
+	struct rdzv_megatron_layout l;
+	struct rdzv_megatron_place p;
+	const char *ps;
+	char msg[MSG_MAX];
+	uint64_t plane = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (rdzv_megatron_read(s->argc, s->argv, s->envp, &l, msg, sizeof(msg)) < 0)
+		return rdzv_err(err, errlen, "--rdzv=megatron: %s", msg);
+	p.ntasks = s->ntasks;
+	p.nnodes = s->nnodes;
+	p.local_ntasks = s->local_ntasks;
+	p.node_id = s->node_id;
+	p.tasks_per_node = rdzv_envp_get(s->envp, "SLURM_STEP_TASKS_PER_NODE");
+	if (!p.tasks_per_node)
+		p.tasks_per_node = rdzv_envp_get(s->envp, "SLURM_TASKS_PER_NODE");
+	p.distribution = rdzv_envp_get(s->envp, "SLURM_DISTRIBUTION");
+	ps = rdzv_envp_get(s->envp, "SLURM_DIST_PLANESIZE");
+	if (ps && rdzv_parse_u64(ps, 1, UINT32_MAX, &plane) == 0)
+		p.plane_size = (uint32_t)plane;
+	if (rdzv_megatron_check(&l, &p, msg, sizeof(msg)) < 0)
+		return rdzv_err(err, errlen, "--rdzv=megatron layout check: %s", msg);
+	if (rdzv_megatron_fp8_warning(&l, s->gpu_model, msg, sizeof(msg)) > 0) {
+		snprintf(err, errlen, "--rdzv=megatron: %s", msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* JAX_LOCAL_DEVICE_IDS: positions among the devices the task can see
+ * (CUDA_VISIBLE_DEVICES numbering), never physical indexes. When Slurm
+ * narrowed the task's CUDA_VISIBLE_DEVICES (it sees fewer GPUs than the step
+ * has on the node), or one task runs per node, the task owns all it sees.
+ * Otherwise the node's tasks share the visible list in equal blocks, or, with
+ * fewer GPUs than tasks, round robin. Returns 0 with ids written, 1 when
+ * there is nothing to say (no GPUs visible). */
+static int jax_local_ids(const struct rdzv_step *s, const struct rdzv_task *t, char *buf,
+                         size_t len)
+{
+	uint32_t first, count, i;
+	size_t used = 0;
+	int vis = t->visible_gpus;
+
+	if (vis <= 0)
+		return 1;
+	if ((s->gpus_on_node > 0 && vis < s->gpus_on_node) || s->local_ntasks <= 1) {
+		first = 0;
+		count = (uint32_t)vis;
+	} else if ((uint32_t)vis >= s->local_ntasks) {
+		count = (uint32_t)vis / s->local_ntasks;
+		first = t->local_rank * count;
+	} else {
+		first = t->local_rank % (uint32_t)vis;
+		count = 1;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < count; i++) {
+		int n = snprintf(buf + used, len - used, "%s%u", i ? "," : "", first + i);
+
+		if (n < 0 || (size_t)n >= len - used)
+			return 1;
+		used += (size_t)n;
+	}
+	return 0;
+}
+
+/* jax: what jax.distributed.initialize() reads (jax/_src/distributed.py):
+ * JAX_COORDINATOR_ADDRESS ("host:port" of process 0, which hosts the
+ * coordination service) and JAX_LOCAL_DEVICE_IDS (comma list, read by JAX
+ * releases from late 2024 on). Process count and id have no variable in JAX
+ * itself: its Slurm detection (jax/_src/clusters/slurm_cluster.py) takes
+ * SLURM_NTASKS and SLURM_PROCID, which srun already sets right; we add
+ * JAX_NUM_PROCESSES and JAX_PROCESS_ID, the names of initialize()'s
+ * arguments that launchers such as Kubeflow's JAX runtime export, for scripts
+ * that pass them explicitly. The plugin's values fix two faults of that
+ * detection: its coordinator port is derived from the job id inside the
+ * ephemeral range (65535-4095..65535) and the same for every step of a job,
+ * and it takes SLURM_LOCALID as the GPU index, which names a device the task
+ * cannot see once Slurm narrowed CUDA_VISIBLE_DEVICES (--gpus-per-task). */
+static int fill_jax(const struct rdzv_step *s, const struct rdzv_task *t,
+                    struct rdzv_envset *env, char *err, size_t errlen)
+{
+	char ids[RDZV_VALUE_MAX];
+	int v6 = strchr(s->master_addr, ':') != NULL;
+
+	if (rdzv_envset_addf(env, ORIGIN, "JAX_COORDINATOR_ADDRESS", err, errlen, "%s%s%s:%u",
+	                     v6 ? "[" : "", s->master_addr, v6 ? "]" : "", s->port) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "JAX_NUM_PROCESSES", err, errlen, "%u", s->ntasks) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "JAX_PROCESS_ID", err, errlen, "%u", t->rank) < 0)
+		return -1;
+	if (jax_local_ids(s, t, ids, sizeof(ids)) == 0
+	    && rdzv_envset_addf(env, ORIGIN, "JAX_LOCAL_DEVICE_IDS", err, errlen, "%s", ids) < 0)
+		return -1;
+	return 0;
+}
+
 static const struct rdzv_mode modes[] = {
-	{ "off", "the plugin sets nothing", 0, NULL },
-	{ "torch", "one task per rank, torch.distributed env:// variables", 0, rdzv_fill_torch },
+	{ "off", "the plugin sets nothing", 0, NULL, NULL },
+	{ "torch", "one task per rank, torch.distributed env:// variables", 0, rdzv_fill_torch,
+	  NULL },
 	{ "torchrun", "one task per node running torchrun, PET_* variables",
-	  RDZV_MODE_ONE_TASK_PER_NODE, fill_torchrun },
-	{ NULL, NULL, 0, NULL },
+	  RDZV_MODE_ONE_TASK_PER_NODE, fill_torchrun, NULL },
+	{ "deepspeed", "one task per rank, torch variables plus DeepSpeed's CROSS_RANK, "
+	  "CROSS_SIZE, LOCAL_SIZE", 0, fill_deepspeed, NULL },
+	{ "megatron", "one task per rank, torch variables plus CUDA_DEVICE_MAX_CONNECTIONS=1, "
+	  "layout checked before launch", 0, fill_megatron, check_megatron },
+	{ "jax", "one task per rank, JAX_COORDINATOR_ADDRESS, JAX_LOCAL_DEVICE_IDS and friends",
+	  0, fill_jax, NULL },
+	{ NULL, NULL, 0, NULL, NULL },
 };
+
+const char *rdzv_envp_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
 
 const struct rdzv_mode *rdzv_modes(void)
 {
@@ -116,5 +282,5 @@ int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *s
 		                "(each would start its own workers and they would collide): "
 		                "use srun --ntasks-per-node=1",
 		                mode->name, step->local_ntasks);
-	return 0;
+	return mode->check ? mode->check(step, err, errlen) : 0;
 }

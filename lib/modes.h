@@ -24,15 +24,32 @@ struct rdzv_step {
 	int argc;               /* the step's command line (S_JOB_ARGV), copied; */
 	char **argv;            /* NULL-terminated, may be NULL when unknown */
 	char gpu_model[64];     /* the node's GPU model from the topology, or "" */
+	/* The step's environment (S_JOB_ENV in slurmstepd, environ in srun),
+	 * borrowed for rdzv_mode_check_step only: set it just before the call
+	 * and clear it after; NULL when unknown. Mode checks read from it what
+	 * no SPANK item gives: SLURM_STEP_TASKS_PER_NODE (srun: its own
+	 * SLURM_TASKS_PER_NODE, which srun rewrites for the step),
+	 * SLURM_DISTRIBUTION, SLURM_DIST_PLANESIZE, TP_SIZE... */
+	char **envp;
 };
 
 /* What differs between tasks of one node. */
 struct rdzv_task {
 	uint32_t rank;        /* global task id */
 	uint32_t local_rank;  /* local task id */
+	/* Entries in the task's own CUDA_VISIBLE_DEVICES, read in task_init
+	 * (Slurm narrows it per task with --gpus-per-task or --gpu-bind, after
+	 * user_init and before task_init); -1 when unset or unknown. */
+	int visible_gpus;
 };
 
 #define RDZV_MODE_ONE_TASK_PER_NODE 0x1u /* a launcher per node (torchrun) */
+
+/* Mode-specific checks of the step as a whole (Megatron's layout, ...),
+ * run once per node in slurmstepd and, where the facts exist, in srun before
+ * launch. Returns 0 (fine), 1 (fine, with a warning for the user in err) or
+ * -1 (refuse, with the reason in err). */
+typedef int (*rdzv_mode_check_f)(const struct rdzv_step *step, char *err, size_t errlen);
 
 struct rdzv_mode {
 	const char *name;
@@ -41,6 +58,8 @@ struct rdzv_mode {
 	/* Add the mode's variables for one task. NULL for "off". */
 	int (*fill)(const struct rdzv_step *step, const struct rdzv_task *task,
 	            struct rdzv_envset *env, char *err, size_t errlen);
+	/* Whole-step check, NULL for modes without one. */
+	rdzv_mode_check_f check;
 };
 
 /* The mode called name, or NULL. */
@@ -52,15 +71,15 @@ const char *rdzv_mode_names(void);
 /* All modes, terminated by an entry whose name is NULL. */
 const struct rdzv_mode *rdzv_modes(void);
 
-/* Checks a step against the mode's rules (e.g. one task per node), with a
- * message that tells the user what to change. Returns 0 or -1. */
+/* Checks a step against the mode's rules (e.g. one task per node) and the
+ * mode's own check, with a message that tells the user what to change.
+ * Returns 0, 1 when the step may run but err holds a warning the user
+ * should see (once, not per task), or -1 when it must not run. */
 int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *step,
                          char *err, size_t errlen);
 
-/* Mode-specific checks of the step as a whole (Megatron's layout, ...),
- * run once per node in slurmstepd and, where the facts exist, in srun before
- * launch. NULL = nothing to check. Returns 0 or -1 with the reason. */
-typedef int (*rdzv_mode_check_f)(const struct rdzv_step *step, char *err, size_t errlen);
+/* Value of name in a NULL-terminated "NAME=value" array, or NULL. */
+const char *rdzv_envp_get(char *const *envp, const char *name);
 
 /* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
  * so that other modes (deepspeed, megatron) build on it. */
