@@ -1,11 +1,20 @@
 /* remote.c: slurmstepd. user_init runs once per node, as the user, and does
  * all the work that is the same for every task of the node (master host and
  * its one name lookup, port, checks); task_init only fills and applies the
- * task's row. Failures found in user_init are saved and reported by
- * task_init (Slurm shows nothing from user_init to the user), which then
- * ends the task before exec: a task without its variables would hang in
- * init_process_group, and Slurm 22.05 ignores an optional plugin's return
- * code, so the plugin does not rely on it. */
+ * task's row.
+ *
+ * Failure semantics (tested in tests/0025-*.t, documented in README):
+ * a failure found in user_init is logged once per node with slurm_error
+ * (slurmstepd forwards it to srun's stderr), saved, and user_init returns 0;
+ * task_init then ends every task before exec with status 1, local task 0
+ * printing the reason on its stderr. The job step fails at once, never hangs
+ * in init_process_group, and the node is not drained, whether rdzv.so is
+ * "required" or "optional":
+ *  - Slurm 22.05 ignores an optional plugin's return codes, so the plugin
+ *    cannot rely on them to stop tasks that would hang without variables;
+ *  - a required plugin's failing user_init makes srun report "Slurmd could
+ *    not execve job" yet exit 0 (observed on 22.05), which scripts take for
+ *    success. */
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
@@ -212,19 +221,18 @@ int rdzv_remote_user_init(spank_t sp)
 	}
 	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
 	rdzv.verbose = rdzv.opts.verbose > 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &rdzv.step.step_id) != ESPANK_SUCCESS
+	    || rdzv.step.step_id >= SPECIAL_STEP_MIN)
+		return 0; /* batch, extern, interactive steps: nothing to do */
 	rdzv.active = 1;
 	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
 		save_error("", err);
-		return -1;
-	}
-	if (rdzv.step.step_id >= SPECIAL_STEP_MIN) {
-		rdzv.active = 0;
 		return 0;
 	}
 	if (rdzv.mode && rdzv.mode->fill) {
 		if (compute_step(sp, err, sizeof(err)) < 0) {
 			save_error("", err);
-			return -1;
+			return 0;
 		}
 		slurm_verbose(RDZV_TAG ": step %u.%u mode %s master %s (%s) port %u from %s",
 		              rdzv.step.job_id, rdzv.step.step_id, rdzv.mode->name,
@@ -233,11 +241,11 @@ int rdzv_remote_user_init(spank_t sp)
 	}
 	if (rdzv_profile_user_init(sp, err, sizeof(err)) < 0) {
 		save_error("profile: ", err);
-		return -1;
+		return 0;
 	}
 	if (rdzv_bind_user_init(sp, &rdzv.step, err, sizeof(err)) < 0) {
 		save_error("binding: ", err);
-		return -1;
+		return 0;
 	}
 	return 0;
 }
@@ -275,10 +283,12 @@ static void print_table(const struct rdzv_envset *env, uint32_t local_rank)
 		        st->local_ntasks - 1, local_rank);
 }
 
-static void fail_task(uint32_t rank, const char *msg)
+static void fail_task(uint32_t rank, int print, const char *msg)
 {
-	fprintf(stderr, RDZV_TAG ": error: task %u: %s\n", rank, msg);
-	fflush(stderr);
+	if (print) {
+		fprintf(stderr, RDZV_TAG ": error: task %u: %s\n", rank, msg);
+		fflush(stderr);
+	}
 	/* Ends the task before exec, whether the plugin is required or
 	 * optional (see the comment at the top of this file). */
 	_exit(1);
@@ -297,18 +307,18 @@ int rdzv_remote_task_init(spank_t sp)
 		return 0;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &t.rank) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
-		fail_task(0, "cannot read the task's ids from Slurm");
+		fail_task(0, 1, "cannot read the task's ids from Slurm");
 	t.local_rank = (uint32_t)local_id;
 	if (rdzv.error[0])
-		fail_task(t.rank, rdzv.error);
+		fail_task(t.rank, t.local_rank == 0, rdzv.error);
 	if (!(env = rdzv_envset_create()))
-		fail_task(t.rank, "out of memory");
+		fail_task(t.rank, 1, "out of memory");
 	if ((rdzv.mode && rdzv.mode->fill
 	     && rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0)
 	    || rdzv_profile_task_init(sp, &t, env, err, sizeof(err)) < 0
 	    || rdzv_bind_task_init(sp, &rdzv.step, &t, env, err, sizeof(err)) < 0
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
-		fail_task(t.rank, err);
+		fail_task(t.rank, 1, err);
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(env, t.local_rank);
 	rdzv_envset_destroy(env);

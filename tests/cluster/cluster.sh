@@ -22,6 +22,8 @@
 #   RDZV_PLUGSTACK_ARGS   plugstack arguments at start (default empty)
 #   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=41000-41999")
 #   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
+#   RDZV_GHOST_NODE=1     add node "ghost" (127.0.1.9, first in node order) whose
+#                         name resolves nowhere, alone with n1 in partition "ghost"
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
 set -u
 
@@ -91,6 +93,8 @@ MessageTimeout=20
 SlurmdTimeout=120
 PlugStackConfig=$dir/plugstack.conf
 CONF
+		[ "${RDZV_GHOST_NODE:-0}" = 1 ] \
+			&& echo "NodeName=ghost NodeAddr=127.0.1.9 NodeHostname=ghost Port=$((slurmd_port_base + 99)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
 		for k in $(seq 1 "$nodes"); do
 			g=$(gpus_of "$k")
 			if [ "$g" -gt 0 ]; then
@@ -101,6 +105,7 @@ CONF
 		done
 		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
 		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP"
+		[ "${RDZV_GHOST_NODE:-0}" = 1 ] && echo "PartitionName=ghost Nodes=ghost,n1 MaxTime=INFINITE State=UP"
 		[ -n "${RDZV_SLURM_EXTRA:-}" ] && printf '%s\n' "$RDZV_SLURM_EXTRA"
 	} > "$dir/slurm.conf"
 	{
@@ -173,9 +178,10 @@ start() {
 	write_conf
 	hosts_lines
 	slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
-	for k in $(seq 1 "$nodes"); do
-		mkdir -p "$dir/spool/n$k"
-		slurmd -f "$dir/slurm.conf" -N "n$k" || die "slurmd n$k failed: $(tail -n 5 "$dir/log/slurmd-n$k.log")"
+	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+ghost}; do
+		[ "$k" = ghost ] || k=n$k
+		mkdir -p "$dir/spool/$k"
+		slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
 	done
 	wait_idle
 }
