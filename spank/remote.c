@@ -37,6 +37,10 @@
 
 #define HOSTFILE_MAX 65536
 
+/* A warning from the mode's whole-step check (FP8 on an old GPU...), printed
+ * by rank 0's task so the user sees it once. */
+static char mode_warning[RDZV_ERRLEN];
+
 static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
 {
 	spank_err_t rc = spank_getenv(sp, name, buf, (int)len);
@@ -99,6 +103,15 @@ static int count_list(const char *s)
 	return n;
 }
 
+/* Entries of the task's own CUDA_VISIBLE_DEVICES (Slurm narrows it per task
+ * with --gpus-per-task or --gpu-bind before task_init), or -1. */
+static int task_visible_gpus(spank_t sp)
+{
+	char buf[1024];
+
+	return job_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0 ? count_list(buf) : -1;
+}
+
 /* S_JOB_ARGV belongs to slurmstepd: keep a copy (STYLE.md rule 4). */
 static int copy_argv(spank_t sp, struct rdzv_step *st)
 {
@@ -151,7 +164,7 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	char *hosttext = NULL;
 	struct rdzv_port_range eph, *ephp = NULL;
 	enum rdzv_port_source src;
-	int rv = -1;
+	int rv = -1, check;
 
 	if (job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0 && strcmp(het, "1") != 0)
 		return rdzv_err(err, errlen,
@@ -187,8 +200,16 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		rdzv_err(err, errlen, "out of memory copying the command line");
 		goto fail;
 	}
-	if (rdzv_mode_check_step(rdzv.mode, st, err, errlen) < 0)
+	/* The step's environment, borrowed for the mode's check only (the
+	 * check reads SLURM_STEP_TASKS_PER_NODE, TP_SIZE...). */
+	if (spank_get_item(sp, S_JOB_ENV, &st->envp) != ESPANK_SUCCESS)
+		st->envp = NULL;
+	check = rdzv_mode_check_step(rdzv.mode, st, err, errlen);
+	st->envp = NULL;
+	if (check < 0)
 		goto fail;
+	if (check > 0)
+		snprintf(mode_warning, sizeof(mode_warning), "%s", err);
 	rv = 0;
 fail:
 	free(hosttext);
@@ -297,7 +318,7 @@ static void fail_task(uint32_t rank, int print, const char *msg)
 int rdzv_remote_task_init(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
-	struct rdzv_task t;
+	struct rdzv_task t = { 0, 0, -1 };
 	struct rdzv_envset *env = NULL;
 	struct task_env tenv = { sp };
 	struct rdzv_env_ops ops = { env_get, env_set, env_unset, &tenv };
@@ -309,6 +330,7 @@ int rdzv_remote_task_init(spank_t sp)
 	    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
 		fail_task(0, 1, "cannot read the task's ids from Slurm");
 	t.local_rank = (uint32_t)local_id;
+	t.visible_gpus = task_visible_gpus(sp);
 	if (rdzv.error[0])
 		fail_task(t.rank, t.local_rank == 0, rdzv.error);
 	if (!(env = rdzv_envset_create()))
@@ -321,6 +343,8 @@ int rdzv_remote_task_init(spank_t sp)
 		fail_task(t.rank, 1, err);
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(env, t.local_rank);
+	if (mode_warning[0] && t.rank == 0)
+		fprintf(stderr, RDZV_TAG ": warning: %s\n", mode_warning);
 	rdzv_envset_destroy(env);
 	return 0;
 }
