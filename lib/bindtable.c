@@ -141,7 +141,9 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 	size_t n = 0, nvis = 0, k, k2;
 	int rv = -1;
 
-	if (!ids || !*ids)
+	/* No CUDA GPU in the topology (a CPU node, an AMD node where Slurm also
+	 * exports CUDA_VISIBLE_DEVICES): nothing to bind, not an error. */
+	if (!ids || !*ids || w->t->ngpus == 0)
 		return 0;
 	if (split_list(ids, what, &idtok, &n, err, errlen) < 0)
 		return -1;
