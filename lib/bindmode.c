@@ -56,7 +56,7 @@ int rdzv_bind_mode_parse(const char *s, unsigned *flags, char *err, size_t errle
 	}
 	if (none && nwords > 1)
 		return rdzv_err(err, errlen, "--rdzv-bind=%s: none cannot be combined with other "
-		                "words", s);
+		                "words (valid: %s)", s, rdzv_bind_mode_names());
 	if (!none && !what)
 		f |= RDZV_BIND_AUTO;
 	*flags = f;
