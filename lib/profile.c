@@ -1,0 +1,778 @@
+/* profile.c: parsing and checking profile files, resolving includes, and
+ * deciding what a step gets (see profile.h for the format and rules). */
+#include "config.h"
+#include "profile.h"
+#include "nccl_vars.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- notes ---- */
+
+void rdzv_notes_init(struct rdzv_notes *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+void rdzv_notes_clear(struct rdzv_notes *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->n; i++)
+		free(w->v[i]);
+	free(w->v);
+	memset(w, 0, sizeof(*w));
+}
+
+void rdzv_notes_add(struct rdzv_notes *w, const char *fmt, ...)
+{
+	char buf[1024];
+	char *s;
+	va_list ap;
+
+	if (!w)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 8;
+		char **nv = realloc(w->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return;
+		w->v = nv;
+		w->cap = cap;
+	}
+	if ((s = strdup(buf)))
+		w->v[w->n++] = s;
+}
+
+/* ---- names ---- */
+
+int rdzv_profile_name_check(const char *name, char *err, size_t errlen)
+{
+	size_t i, len;
+
+	if (!name || !*name)
+		return rdzv_err(err, errlen, "empty profile name");
+	len = strlen(name);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.' && c != '+')
+			break;
+	}
+	if (i < len) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c < 0x20 || c >= 0x7f)
+			return rdzv_err(err, errlen, "profile name has a control or non-ASCII byte "
+			                "(0x%02x at offset %zu)", c, i);
+		if (c == '/')
+			return rdzv_err(err, errlen, "profile name '%.64s' contains '/': profiles are "
+			                "names, not paths", name);
+		return rdzv_err(err, errlen, "profile name '%.64s' contains '%c' (allowed: letters, "
+		                "digits, '_', '-', '.', '+')", name, c);
+	}
+	if (len > RDZV_PROFILE_NAME_MAX)
+		return rdzv_err(err, errlen, "profile name '%.32s...' is longer than %d bytes", name,
+		                RDZV_PROFILE_NAME_MAX);
+	if (name[0] == '.')
+		return rdzv_err(err, errlen, "profile name '%.64s' starts with '.' (hidden files "
+		                "and '..' are not profiles)", name);
+	if (name[0] == '-')
+		return rdzv_err(err, errlen, "profile name '%.64s' starts with '-'", name);
+	if (strcmp(name, "list") == 0 || strcmp(name, "none") == 0)
+		return rdzv_err(err, errlen, "'%s' is a reserved word, not a profile name", name);
+	return 0;
+}
+
+/* ---- parsing ---- */
+
+void rdzv_profile_doc_destroy(struct rdzv_profile_doc *doc)
+{
+	size_t i;
+
+	if (!doc)
+		return;
+	for (i = 0; i < doc->n; i++) {
+		free(doc->v[i].name);
+		free(doc->v[i].value);
+	}
+	free(doc->v);
+	free(doc->description);
+	free(doc);
+}
+
+static int doc_add(struct rdzv_profile_doc *doc, enum rdzv_pline_kind kind, const char *name,
+                   size_t namelen, const char *value, unsigned line)
+{
+	struct rdzv_pline *l;
+
+	if (doc->n == doc->cap) {
+		size_t cap = doc->cap ? doc->cap * 2 : 16;
+		struct rdzv_pline *nv = realloc(doc->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		doc->v = nv;
+		doc->cap = cap;
+	}
+	l = &doc->v[doc->n];
+	memset(l, 0, sizeof(*l));
+	l->kind = kind;
+	l->line = line;
+	if (!(l->name = strndup(name, namelen)))
+		return -1;
+	if (value && !(l->value = strdup(value))) {
+		free(l->name);
+		return -1;
+	}
+	doc->n++;
+	return 0;
+}
+
+static const char *kind_word(enum rdzv_pline_kind k)
+{
+	switch (k) {
+	case RDZV_PL_DEFAULT:
+		return "default";
+	case RDZV_PL_ENFORCE:
+		return "enforce";
+	case RDZV_PL_UNSET:
+		return "unset";
+	case RDZV_PL_INCLUDE:
+		return "include";
+	case RDZV_PL_KNOWN:
+		return "known";
+	}
+	return "?";
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* One word (no blanks) that must make up the whole rest of the line. */
+static int one_word(const char *rest, size_t *len)
+{
+	size_t n = 0;
+
+	while (rest[n] && !is_blank(rest[n]))
+		n++;
+	*len = n;
+	return n > 0 && rest[n] == '\0';
+}
+
+/* Parse the directive on one line (already NUL-terminated, trailing blanks
+ * removed, not blank, not a comment). */
+static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsigned *desc_line,
+                      const char *fname, char *err, size_t errlen)
+{
+	char *rest = s, *eq;
+	size_t kwlen = 0, n;
+	enum rdzv_pline_kind kind;
+
+	while (rest[kwlen] && !is_blank(rest[kwlen]))
+		kwlen++;
+	rest += kwlen;
+	while (is_blank(*rest))
+		rest++;
+	if (kwlen == 11 && strncmp(s, "description", 11) == 0) {
+		if (*desc_line)
+			return rdzv_err(err, errlen, "%s:%u: second description (the first is on line %u)",
+			                fname, line, *desc_line);
+		if (!*rest)
+			return rdzv_err(err, errlen, "%s:%u: description without text", fname, line);
+		if (!(doc->description = strdup(rest)))
+			return rdzv_err(err, errlen, "out of memory");
+		*desc_line = line;
+		return 0;
+	}
+	if ((kwlen == 7 && (strncmp(s, "include", 7) == 0 || strncmp(s, "inherit", 7) == 0))) {
+		char why[256];
+
+		if (!one_word(rest, &n))
+			return rdzv_err(err, errlen, "%s:%u: expected '%.*s NAME' (one profile name)",
+			                fname, line, (int)kwlen, s);
+		if (rdzv_profile_name_check(rest, why, sizeof(why)) < 0)
+			return rdzv_err(err, errlen, "%s:%u: %s", fname, line, why);
+		return doc_add(doc, RDZV_PL_INCLUDE, rest, n, NULL, line) < 0
+		       ? rdzv_err(err, errlen, "out of memory") : 0;
+	}
+	if (kwlen == 5 && (strncmp(s, "unset", 5) == 0 || strncmp(s, "known", 5) == 0)) {
+		kind = s[0] == 'u' ? RDZV_PL_UNSET : RDZV_PL_KNOWN;
+		if (!one_word(rest, &n))
+			return rdzv_err(err, errlen, "%s:%u: expected '%s NAME' (one variable name)",
+			                fname, line, kind_word(kind));
+		if (!rdzv_env_name_valid(rest))
+			return rdzv_err(err, errlen, "%s:%u: '%.64s' is not a valid variable name", fname,
+			                line, rest);
+		if (kind == RDZV_PL_KNOWN && strncmp(rest, "NCCL_", 5) != 0)
+			return rdzv_err(err, errlen, "%s:%u: 'known' is for NCCL_* names (others are "
+			                "not checked anyway)", fname, line);
+		return doc_add(doc, kind, rest, n, NULL, line) < 0
+		       ? rdzv_err(err, errlen, "out of memory") : 0;
+	}
+	if ((kwlen == 7 && strncmp(s, "default", 7) == 0)
+	    || (kwlen == 7 && strncmp(s, "enforce", 7) == 0)) {
+		kind = s[0] == 'd' ? RDZV_PL_DEFAULT : RDZV_PL_ENFORCE;
+		if (!(eq = strchr(rest, '=')) || eq == rest)
+			return rdzv_err(err, errlen, "%s:%u: expected '%s NAME=VALUE'", fname, line,
+			                kind_word(kind));
+		*eq = '\0';
+		if (!rdzv_env_name_valid(rest))
+			return rdzv_err(err, errlen, "%s:%u: '%.64s' is not a valid variable name%s",
+			                fname, line, rest,
+			                is_blank(eq[-1]) ? " (no blanks around '=')" : "");
+		return doc_add(doc, kind, rest, (size_t)(eq - rest), eq + 1, line) < 0
+		       ? rdzv_err(err, errlen, "out of memory") : 0;
+	}
+	if (memchr(s, '=', kwlen))
+		return rdzv_err(err, errlen, "%s:%u: a setting needs a directive: 'default %.*s' or "
+		                "'enforce %.*s'", fname, line, (int)(kwlen > 64 ? 64 : kwlen), s,
+		                (int)(kwlen > 64 ? 64 : kwlen), s);
+	return rdzv_err(err, errlen, "%s:%u: unknown directive '%.*s' (expected description, "
+	                "include, inherit, default, enforce, unset, known)", fname, line,
+	                (int)(kwlen > 32 ? 32 : kwlen), s);
+}
+
+/* Variables a profile may not touch: Slurm's own, the plugin's switches,
+ * and what the rendezvous modes compute per task (a profile value there
+ * would give every rank the same RANK). */
+static int reserved_name(const char *name)
+{
+	static const char *const exact[] = {
+		"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+		"GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "NODE_RANK",
+		"MASTER_ADDR", "MASTER_PORT", NULL
+	};
+	static const char *const prefix[] = {
+		"SLURM_", "SLURMD_", "SPANK_", "RDZV_", "PET_", "TORCHELASTIC_", NULL
+	};
+	int i;
+
+	for (i = 0; exact[i]; i++)
+		if (strcmp(name, exact[i]) == 0)
+			return 1;
+	for (i = 0; prefix[i]; i++)
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static int declared_known(const struct rdzv_profile_doc *doc, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < doc->n; i++)
+		if (doc->v[i].kind == RDZV_PL_KNOWN && strcmp(doc->v[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* NCCL names the variables in upper case; "nccl_ib_hca" is a typo NCCL
+ * would silently ignore. */
+static int nccl_like(const char *name)
+{
+	return strncasecmp(name, "NCCL_", 5) == 0 && strncmp(name, "NCCL_", 5) != 0;
+}
+
+static int check_entry(const struct rdzv_profile_doc *doc, size_t idx, const char *fname,
+                       struct rdzv_notes *notes, char *err, size_t errlen)
+{
+	const struct rdzv_pline *l = &doc->v[idx];
+	const struct rdzv_nccl_var *v;
+	char why[512];
+	size_t j;
+
+	if (l->kind == RDZV_PL_INCLUDE)
+		return 0;
+	if (l->kind == RDZV_PL_KNOWN) {
+		if (rdzv_nccl_var_find(l->name))
+			rdzv_notes_add(notes, "%s:%u: warning: known %s: already in rdzv's table", fname,
+			               l->line, l->name);
+		return 0;
+	}
+	for (j = 0; j < idx; j++)
+		if (doc->v[j].kind != RDZV_PL_INCLUDE && doc->v[j].kind != RDZV_PL_KNOWN
+		    && strcmp(doc->v[j].name, l->name) == 0)
+			return rdzv_err(err, errlen, "%s:%u: %s already has an entry on line %u",
+			                fname, l->line, l->name, doc->v[j].line);
+	if (reserved_name(l->name))
+		return rdzv_err(err, errlen, "%s:%u: %s is set by Slurm or the rendezvous mode, "
+		                "not by a profile", fname, l->line, l->name);
+	if (nccl_like(l->name)) {
+		const char *near = rdzv_nccl_var_nearest(l->name);
+
+		return rdzv_err(err, errlen, "%s:%u: %s: NCCL reads upper-case names%s%s%s", fname,
+		                l->line, l->name, near ? " (did you mean " : "", near ? near : "",
+		                near ? "?)" : "");
+	}
+	if (strncmp(l->name, "NCCL_", 5) != 0)
+		return 0;
+	if (!(v = rdzv_nccl_var_find(l->name))) {
+		const char *near;
+
+		if (declared_known(doc, l->name))
+			return 0;
+		near = rdzv_nccl_var_nearest(l->name);
+		if (near)
+			return rdzv_err(err, errlen, "%s:%u: unknown NCCL variable %s (did you mean %s?)",
+			                fname, l->line, l->name, near);
+		return rdzv_err(err, errlen, "%s:%u: unknown NCCL variable %s (not among the NCCL "
+		                "variables rdzv knows; if it is newer, declare it: known %s)", fname,
+		                l->line, l->name, l->name);
+	}
+	if (l->kind == RDZV_PL_UNSET)
+		return 0; /* removing a debug or deprecated variable is the point */
+	if (rdzv_nccl_value_check(v, l->value, why, sizeof(why)) < 0)
+		return rdzv_err(err, errlen, "%s:%u: %s=%.64s: %s", fname, l->line, l->name,
+		                l->value, why);
+	if (v->flags & RDZV_NV_DEPRECATED)
+		rdzv_notes_add(notes, "%s:%u: warning: %s is deprecated (%s)", fname, l->line,
+		               l->name, v->note ? v->note : "NCCL no longer documents it");
+	else if (v->flags & RDZV_NV_DEBUG)
+		rdzv_notes_add(notes, "%s:%u: warning: %s is for debugging only (NCCL's "
+		               "\"Debugging\" section): forcing it stops NCCL from choosing the "
+		               "best setting", fname, l->line, l->name);
+	return 0;
+}
+
+int rdzv_profile_parse(const char *text, size_t len, const char *fname,
+                       struct rdzv_profile_doc **out, struct rdzv_notes *notes,
+                       char *err, size_t errlen)
+{
+	struct rdzv_profile_doc *doc = NULL;
+	char *buf = NULL;
+	unsigned line = 0, desc_line = 0;
+	size_t pos = 0, i;
+	int rv = -1;
+
+	*out = NULL;
+	if (!fname)
+		fname = "(profile)";
+	if (len > RDZV_PROFILE_FILE_MAX)
+		return rdzv_err(err, errlen, "%s: larger than %d bytes", fname, RDZV_PROFILE_FILE_MAX);
+	if (!(doc = calloc(1, sizeof(*doc))) || !(buf = malloc(RDZV_VALUE_MAX + 64))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		char *s;
+
+		line++;
+		if (ll >= RDZV_VALUE_MAX + 64) {
+			rdzv_err(err, errlen, "%s:%u: line longer than %d bytes", fname, line,
+			         RDZV_VALUE_MAX + 63);
+			goto fail;
+		}
+		memcpy(buf, text + pos, ll);
+		buf[ll] = '\0';
+		pos += ll + 1;
+		if (ll && buf[ll - 1] == '\r')
+			buf[--ll] = '\0';
+		for (i = 0; i < ll; i++) {
+			unsigned char c = (unsigned char)buf[i];
+
+			if ((c < 0x20 && c != '\t') || c == 0x7f) {
+				rdzv_err(err, errlen, "%s:%u: %s byte 0x%02x in column %zu", fname, line,
+				         c ? "control" : "NUL", c, i + 1);
+				goto fail;
+			}
+		}
+		while (ll && is_blank(buf[ll - 1]))
+			buf[--ll] = '\0';
+		s = buf;
+		while (is_blank(*s))
+			s++;
+		if (!*s || *s == '#')
+			continue;
+		if (parse_line(doc, s, line, &desc_line, fname, err, errlen) < 0)
+			goto fail;
+	}
+	for (i = 0; i < doc->n; i++)
+		if (check_entry(doc, i, fname, notes, err, errlen) < 0)
+			goto fail;
+	*out = doc;
+	doc = NULL;
+	rv = 0;
+fail:
+	free(buf);
+	rdzv_profile_doc_destroy(doc);
+	return rv;
+}
+
+/* ---- loading with includes ---- */
+
+void rdzv_profile_destroy(struct rdzv_profile *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].name);
+		free(p->v[i].value);
+	}
+	free(p->v);
+	free(p->description);
+	free(p);
+}
+
+static struct rdzv_profile_entry *entry_find(const struct rdzv_profile *p, const char *var)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].name, var) == 0)
+			return &p->v[i];
+	return NULL;
+}
+
+const struct rdzv_profile_entry *rdzv_profile_find(const struct rdzv_profile *p,
+                                                   const char *var)
+{
+	return p && var ? entry_find(p, var) : NULL;
+}
+
+/* Set var in p (replacing an earlier entry in place: its position keeps
+ * the order in which variables first appeared). */
+static int entry_set(struct rdzv_profile *p, const char *var, const char *value,
+                     enum rdzv_policy policy, const char *where)
+{
+	struct rdzv_profile_entry *e = entry_find(p, var);
+	char *n = NULL, *v = NULL;
+
+	if (!(n = strdup(var)) || (value && !(v = strdup(value)))) {
+		free(n);
+		return -1;
+	}
+	if (!e) {
+		if (p->n == p->cap) {
+			size_t cap = p->cap ? p->cap * 2 : 16;
+			struct rdzv_profile_entry *nv = realloc(p->v, cap * sizeof(*nv));
+
+			if (!nv) {
+				free(n);
+				free(v);
+				return -1;
+			}
+			p->v = nv;
+			p->cap = cap;
+		}
+		e = &p->v[p->n++];
+	} else {
+		free(e->name);
+		free(e->value);
+	}
+	memset(e, 0, sizeof(*e));
+	e->name = n;
+	e->value = v;
+	e->policy = policy;
+	snprintf(e->where, sizeof(e->where), "%s", where);
+	return 0;
+}
+
+struct load_state {
+	const struct rdzv_profile_source *src;
+	struct rdzv_notes *notes;
+	const char *stack[RDZV_PROFILE_DEPTH_MAX + 1];
+	int depth;
+};
+
+static void chain_text(const struct load_state *st, const char *last, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < st->depth && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s -> ", st->stack[i]);
+	if (off < len)
+		snprintf(buf + off, len - off, "%s", last);
+}
+
+static int load_into(struct load_state *st, const char *name, struct rdzv_profile *p,
+                     char **description, char *err, size_t errlen)
+{
+	struct rdzv_profile_doc *doc = NULL;
+	char *text = NULL, where[RDZV_PROFILE_WHERE_MAX - 16], at[RDZV_PROFILE_WHERE_MAX];
+	char chain[512];
+	size_t len = 0, i;
+	int rv = -1, k;
+
+	if (rdzv_profile_name_check(name, err, errlen) < 0)
+		return -1;
+	where[0] = '\0';
+	if (st->src->read(st->src->ctx, name, &text, &len, where, sizeof(where), err, errlen) < 0)
+		return -1;
+	if (rdzv_profile_parse(text, len, where, &doc, st->notes, err, errlen) < 0)
+		goto fail;
+	st->stack[st->depth++] = name;
+	for (i = 0; i < doc->n; i++) {
+		const struct rdzv_pline *l = &doc->v[i];
+		int r = 0;
+
+		snprintf(at, sizeof(at), "%s:%u", where, l->line);
+		switch (l->kind) {
+		case RDZV_PL_INCLUDE:
+			for (k = 0; k < st->depth; k++)
+				if (strcmp(st->stack[k], l->name) == 0) {
+					chain_text(st, l->name, chain, sizeof(chain));
+					rdzv_err(err, errlen, "%s: include cycle: %s", at, chain);
+					st->depth--;
+					goto fail;
+				}
+			if (st->depth >= RDZV_PROFILE_DEPTH_MAX) {
+				chain_text(st, l->name, chain, sizeof(chain));
+				rdzv_err(err, errlen, "%s: includes nested deeper than %d: %s", at,
+				         RDZV_PROFILE_DEPTH_MAX, chain);
+				st->depth--;
+				goto fail;
+			}
+			if (load_into(st, l->name, p, NULL, err, errlen) < 0) {
+				/* The innermost reason first (it survives truncation),
+				 * then the chain of including lines. */
+				if (err && errlen) {
+					size_t el = strlen(err);
+
+					snprintf(err + el, errlen - el, "%s%s",
+					         strstr(err, "; included from ") ? " <- " : "; included from ",
+					         at);
+				}
+				st->depth--;
+				goto fail;
+			}
+			break;
+		case RDZV_PL_DEFAULT:
+			r = entry_set(p, l->name, l->value, RDZV_SET_DEFAULT, at);
+			break;
+		case RDZV_PL_ENFORCE:
+			r = entry_set(p, l->name, l->value, RDZV_SET_ENFORCE, at);
+			break;
+		case RDZV_PL_UNSET:
+			r = entry_set(p, l->name, NULL, RDZV_SET_UNSET, at);
+			break;
+		case RDZV_PL_KNOWN:
+			break;
+		}
+		if (r < 0) {
+			st->depth--;
+			rdzv_err(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	st->depth--;
+	if (description && doc->description) {
+		*description = doc->description;
+		doc->description = NULL;
+	}
+	rv = 0;
+fail:
+	free(text);
+	rdzv_profile_doc_destroy(doc);
+	return rv;
+}
+
+int rdzv_profile_load(const struct rdzv_profile_source *src, const char *name,
+                      struct rdzv_profile **out, struct rdzv_notes *notes, char *err,
+                      size_t errlen)
+{
+	struct load_state st;
+	struct rdzv_profile *p;
+
+	*out = NULL;
+	memset(&st, 0, sizeof(st));
+	st.src = src;
+	st.notes = notes;
+	if (rdzv_profile_name_check(name, err, errlen) < 0)
+		return -1;
+	if (!(p = calloc(1, sizeof(*p))))
+		return rdzv_err(err, errlen, "out of memory");
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if (load_into(&st, name, p, &p->description, err, errlen) < 0) {
+		rdzv_profile_destroy(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+/* ---- which profile applies ---- */
+
+/* Check every PART:NAME item; with want, stop at want's item and copy its
+ * profile name. Returns 1 found, 0 not found, -1 malformed. */
+static int map_walk(const char *map, const char *want, char *name, size_t namelen, char *err,
+                    size_t errlen)
+{
+	const char *p = map ? map : "";
+
+	while (*p) {
+		const char *end = strchr(p, ','), *colon;
+		size_t ilen = end ? (size_t)(end - p) : strlen(p), plen, nlen;
+		char item_name[RDZV_PROFILE_NAME_MAX + 2], why[256];
+
+		colon = memchr(p, ':', ilen);
+		if (!colon || colon == p || colon == p + ilen - 1)
+			return rdzv_err(err, errlen, "partition_profile: '%.*s' is not PARTITION:PROFILE",
+			                (int)(ilen > 64 ? 64 : ilen), p);
+		plen = (size_t)(colon - p);
+		nlen = ilen - plen - 1;
+		if (nlen >= sizeof(item_name))
+			return rdzv_err(err, errlen, "partition_profile: profile name for '%.*s' longer "
+			                "than %d bytes", (int)(plen > 64 ? 64 : plen), p,
+			                RDZV_PROFILE_NAME_MAX);
+		memcpy(item_name, colon + 1, nlen);
+		item_name[nlen] = '\0';
+		if (rdzv_profile_name_check(item_name, why, sizeof(why)) < 0)
+			return rdzv_err(err, errlen, "partition_profile: %s", why);
+		if (memchr(p, ' ', plen) || memchr(p, '\t', plen))
+			return rdzv_err(err, errlen, "partition_profile: blank in partition name '%.*s'",
+			                (int)(plen > 64 ? 64 : plen), p);
+		if (want && strlen(want) == plen && strncmp(want, p, plen) == 0) {
+			if (rdzv_strlcpy(name, item_name, namelen) < 0)
+				return rdzv_err(err, errlen, "profile name too long");
+			return 1;
+		}
+		if (!end)
+			break;
+		p = end + 1;
+		if (!*p)
+			return rdzv_err(err, errlen, "partition_profile: trailing ','");
+	}
+	return 0;
+}
+
+int rdzv_partition_map_check(const char *map, char *err, size_t errlen)
+{
+	return map_walk(map, NULL, NULL, 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int rdzv_partition_map_lookup(const char *map, const char *partition, char *name,
+                              size_t namelen, char *err, size_t errlen)
+{
+	int r;
+
+	if (namelen)
+		name[0] = '\0';
+	/* Check the whole map first: a typo after the matching item must not
+	 * go unnoticed until a job lands in another partition. */
+	if (rdzv_partition_map_check(map, err, errlen) < 0)
+		return -1;
+	if (!partition || !*partition)
+		return 0;
+	r = map_walk(map, partition, name, namelen, err, errlen);
+	return r;
+}
+
+const char *rdzv_pick_why_name(enum rdzv_pick_why why)
+{
+	switch (why) {
+	case RDZV_PICK_NONE:
+		return "no default";
+	case RDZV_PICK_USER:
+		return "--nccl-profile";
+	case RDZV_PICK_PARTITION:
+		return "partition default";
+	case RDZV_PICK_SITE:
+		return "site default";
+	case RDZV_PICK_USER_NONE:
+		return "--nccl-profile=none";
+	}
+	return "?";
+}
+
+int rdzv_profile_pick(const char *user, const char *partition, const char *site_default,
+                      const char *partition_map, struct rdzv_profile_pick *pick,
+                      char *err, size_t errlen)
+{
+	char part_name[RDZV_PROFILE_NAME_MAX + 1];
+	int r;
+
+	memset(pick, 0, sizeof(*pick));
+	r = rdzv_partition_map_lookup(partition_map, partition, part_name, sizeof(part_name),
+	                              err, errlen);
+	if (r < 0)
+		return -1;
+	if (r > 0) {
+		snprintf(pick->deflt, sizeof(pick->deflt), "%s", part_name);
+		pick->deflt_why = RDZV_PICK_PARTITION;
+	} else if (site_default && *site_default) {
+		if (rdzv_profile_name_check(site_default, err, errlen) < 0)
+			return -1;
+		snprintf(pick->deflt, sizeof(pick->deflt), "%s", site_default);
+		pick->deflt_why = RDZV_PICK_SITE;
+	}
+	if (user && strcmp(user, "none") == 0) {
+		pick->why = RDZV_PICK_USER_NONE;
+	} else if (user && *user) {
+		if (rdzv_profile_name_check(user, err, errlen) < 0)
+			return -1;
+		snprintf(pick->chosen, sizeof(pick->chosen), "%s", user);
+		pick->why = RDZV_PICK_USER;
+	} else if (pick->deflt[0]) {
+		snprintf(pick->chosen, sizeof(pick->chosen), "%s", pick->deflt);
+		pick->why = pick->deflt_why;
+	}
+	return 0;
+}
+
+static int add_entries(const struct rdzv_profile *p, int policy_only, const char *origin,
+                       struct rdzv_envset *out, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct rdzv_profile_entry *e = &p->v[i];
+
+		if (policy_only && e->policy == RDZV_SET_DEFAULT)
+			continue;
+		if (rdzv_envset_add(out, e->name, e->value, e->policy, origin, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
+                         const struct rdzv_profile_source *src, struct rdzv_envset *out,
+                         struct rdzv_notes *notes, char *err, size_t errlen)
+{
+	struct rdzv_profile *chosen = NULL, *deflt = NULL;
+	char origin[48];
+	int rv = -1;
+
+	if (pick->chosen[0]) {
+		if (rdzv_profile_load(src, pick->chosen, &chosen, notes, err, errlen) < 0)
+			goto fail;
+		snprintf(origin, sizeof(origin), "profile %.39s", chosen->name);
+		if (add_entries(chosen, 0, origin, out, err, errlen) < 0)
+			goto fail;
+	}
+	if (pick->deflt[0] && strcmp(pick->deflt, pick->chosen) != 0) {
+		/* The default's policy still holds: its enforce/unset entries go
+		 * last, so that they replace the chosen profile's (envset lets an
+		 * ENFORCE/UNSET replace anything). */
+		if (rdzv_profile_load(src, pick->deflt, &deflt, notes, err, errlen) < 0)
+			goto fail;
+		snprintf(origin, sizeof(origin), "profile %.32s (site)", deflt->name);
+		if (add_entries(deflt, 1, origin, out, err, errlen) < 0)
+			goto fail;
+	}
+	rv = 0;
+fail:
+	rdzv_profile_destroy(chosen);
+	rdzv_profile_destroy(deflt);
+	return rv;
+}
