@@ -99,7 +99,8 @@ static int find_gpus(struct rdzv_topo *t, char *err, size_t errlen)
 			format_busid(o, t->gpus[t->ngpus].busid, sizeof(t->gpus[0].busid));
 			t->ngpus++;
 		}
-	qsort(t->gpus, t->ngpus, sizeof(*t->gpus), cmp_gpu);
+	if (t->ngpus)
+		qsort(t->gpus, t->ngpus, sizeof(*t->gpus), cmp_gpu);
 	return 0;
 }
 
@@ -171,7 +172,8 @@ static int find_nics(struct rdzv_topo *t, char *err, size_t errlen)
 			format_busid(nic->pci, nic->busid, sizeof(nic->busid));
 		}
 	}
-	qsort(t->nics, t->nnics, sizeof(*t->nics), cmp_nic);
+	if (t->nnics)
+		qsort(t->nics, t->nnics, sizeof(*t->nics), cmp_nic);
 	return 0;
 }
 
