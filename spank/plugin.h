@@ -22,6 +22,7 @@ struct rdzv_plugin {
 	struct rdzv_step step;
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char port_source[32];
+	char nodename[RDZV_HOST_MAX]; /* SLURMD_NODENAME, for messages */
 };
 
 extern struct rdzv_plugin rdzv;

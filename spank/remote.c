@@ -173,6 +173,10 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		                "one component per step");
 	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
 		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing or too long");
+	/* This node's Slurm name (for messages): the step's list at our index.
+	 * SLURMD_NODENAME is only set in each task, after user_init. */
+	if (rdzv_hostlist_nth(nodelist, st->node_id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
+		gethostname(rdzv.nodename, sizeof(rdzv.nodename) - 1);
 	if (job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
 		dist[0] = '\0';
 	if (strncmp(dist, "arbitrary", 9) == 0
@@ -272,36 +276,75 @@ int rdzv_remote_user_init(spank_t sp)
 }
 
 /* The node's table, printed once per node by its first task (the user sees
- * the task's stderr; slurmstepd's own log would not reach them). */
-static void print_table(const struct rdzv_envset *env, uint32_t local_rank)
+ * the task's stderr; slurmstepd's own log would not reach them). Variables
+ * that differ between the node's tasks get one row per task, recomputed here
+ * with the mode's fill (a pure function); the others are printed once, with
+ * where they came from and whether the user's own value won. Binding prints
+ * its own per-task rows in its verbose mode. */
+static void print_table(spank_t sp, const struct rdzv_envset *env)
 {
 	const struct rdzv_step *st = &rdzv.step;
-	char host[RDZV_HOST_MAX] = "";
+	const char *node = rdzv.nodename;
+	struct rdzv_envset **rows = NULL;
+	char err[RDZV_ERRLEN];
+	uint32_t lid;
 	size_t i;
 
-	gethostname(host, sizeof(host) - 1);
-	fprintf(stderr, RDZV_TAG ": node %u/%u (%s) step %u.%u mode %s: %u tasks, "
-	        "MASTER %s (%s) port %u from %s\n", st->node_id, st->nnodes, host, st->job_id,
-	        st->step_id, rdzv.mode ? rdzv.mode->name : "off", st->local_ntasks, st->master_host, st->master_addr,
-	        st->port, rdzv.port_source);
+	fprintf(stderr, RDZV_TAG ": %s: node %u of %u, step %u.%u, mode %s, %u tasks, "
+	        "rank 0 on %s (MASTER_ADDR %s), port %u from %s\n", node, st->node_id, st->nnodes,
+	        st->job_id, st->step_id, rdzv.mode ? rdzv.mode->name : "off", st->local_ntasks,
+	        st->master_host, st->master_addr, st->port, rdzv.port_source);
+	if (rdzv.mode && rdzv.mode->fill && (rows = calloc(st->local_ntasks, sizeof(*rows)))) {
+		for (lid = 0; lid < st->local_ntasks; lid++) {
+			struct rdzv_task t = { .rank = 0, .local_rank = lid, .visible_gpus = -1 };
+
+			if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, lid, &t.rank) != ESPANK_SUCCESS
+			    || !(rows[lid] = rdzv_envset_create())
+			    || rdzv.mode->fill(st, &t, rows[lid], err, sizeof(err)) < 0)
+				break;
+		}
+		if (lid < st->local_ntasks) {
+			for (lid = 0; lid < st->local_ntasks; lid++)
+				rdzv_envset_destroy(rows[lid]);
+			free(rows);
+			rows = NULL;
+		}
+	}
+	for (lid = 0; rows && lid < st->local_ntasks; lid++) {
+		fprintf(stderr, RDZV_TAG ": %s:   task %u:", node, lid);
+		for (i = 0; i < rows[lid]->n; i++) {
+			const struct rdzv_env_entry *e = &rows[lid]->v[i];
+			const struct rdzv_env_entry *e0 = rdzv_envset_find(rows[0], e->name);
+			const struct rdzv_env_entry *e1 = rdzv_envset_find(rows[st->local_ntasks - 1], e->name);
+
+			if (st->local_ntasks > 1 && e0 && e1 && strcmp(e0->value, e1->value) != 0)
+				fprintf(stderr, " %s=%s", e->name, e->value);
+		}
+		fprintf(stderr, "\n");
+	}
 	for (i = 0; i < env->n; i++) {
 		const struct rdzv_env_entry *e = &env->v[i];
+		const struct rdzv_env_entry *e0 = rows ? rdzv_envset_find(rows[0], e->name) : NULL;
+		const struct rdzv_env_entry *e1 = rows ? rdzv_envset_find(rows[st->local_ntasks - 1], e->name) : NULL;
 
+		if (st->local_ntasks > 1 && e0 && e1 && strcmp(e0->value, e1->value) != 0
+		    && e->outcome == RDZV_OUT_SET)
+			continue; /* shown in the task rows */
 		if (e->outcome == RDZV_OUT_USER_KEPT)
-			fprintf(stderr, RDZV_TAG ":   %-26s %s (user's value kept; %s would give %s)\n",
-			        e->name, e->user_value ? e->user_value : "", e->origin, e->value);
+			fprintf(stderr, RDZV_TAG ": %s:   %s=%s (the user's value; %s would set %s)\n",
+			        node, e->name, e->user_value ? e->user_value : "", e->origin, e->value);
 		else if (e->outcome == RDZV_OUT_ENFORCED)
-			fprintf(stderr, RDZV_TAG ":   %-26s %s (%s, enforced over user's %s)\n",
+			fprintf(stderr, RDZV_TAG ": %s:   %s=%s (%s, enforced over the user's %s)\n", node,
 			        e->name, e->value, e->origin, e->user_value ? e->user_value : "");
 		else if (e->outcome == RDZV_OUT_UNSET || e->outcome == RDZV_OUT_ABSENT)
-			fprintf(stderr, RDZV_TAG ":   %-26s (unset by %s)\n", e->name, e->origin);
+			fprintf(stderr, RDZV_TAG ": %s:   %s unset (%s)\n", node, e->name, e->origin);
 		else
-			fprintf(stderr, RDZV_TAG ":   %-26s %s (%s)\n", e->name, e->value, e->origin);
+			fprintf(stderr, RDZV_TAG ": %s:   %s=%s (%s)\n", node, e->name, e->value, e->origin);
 	}
-	if (st->local_ntasks > 1)
-		fprintf(stderr, RDZV_TAG ":   tasks %u..%u of this node differ only in RANK, "
-		        "LOCAL_RANK, ROLE_RANK (shown for local task %u)\n", 1u,
-		        st->local_ntasks - 1, local_rank);
+	for (lid = 0; rows && lid < st->local_ntasks; lid++)
+		rdzv_envset_destroy(rows[lid]);
+	free(rows);
+	fflush(stderr);
 }
 
 static void fail_task(uint32_t rank, int print, const char *msg)
@@ -342,7 +385,7 @@ int rdzv_remote_task_init(spank_t sp)
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err);
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
-		print_table(env, t.local_rank);
+		print_table(sp, env);
 	if (mode_warning[0] && t.rank == 0)
 		fprintf(stderr, RDZV_TAG ": warning: %s\n", mode_warning);
 	rdzv_envset_destroy(env);

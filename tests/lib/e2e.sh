@@ -15,6 +15,7 @@ export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
 cluster="$top_srcdir/tests/cluster/cluster.sh"
 
 e2e_require() {
+	[ "${RDZV_SKIP_E2E:-}" = 1 ] && skip_all "RDZV_SKIP_E2E=1 (make distcheck: the main build runs them)"
 	[ "$(id -u)" = 0 ] || skip_all "needs root (slurmd, mknod)"
 	command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v srun >/dev/null \
 		|| skip_all "Slurm (slurmctld, slurmd, srun) not installed"
