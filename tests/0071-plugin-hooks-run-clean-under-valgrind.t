@@ -8,53 +8,8 @@
 # used (the two cannot be combined).
 . "$top_srcdir/tests/lib/tap.sh"
 
-harness=$top_builddir/tests/harness/rdzv-harness
-plugin=$top_builddir/spank/.libs/rdzv.so
-[ -x "$harness" ] || skip_all "tests/harness/rdzv-harness not built"
-[ -f "$plugin" ] || skip_all "spank/rdzv.so not built"
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-vg=
-if [ "${RDZV_SANITIZE:-no}" = yes ]; then
-	diag "sanitizer build: hooks run under ASan+UBSan instead of valgrind"
-elif command -v valgrind >/dev/null 2>&1; then
-	vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --child-silent-after-fork=no"
-else
-	diag "valgrind not installed: hooks run without it"
-fi
-
-# h NAME HARNESS-ARGS... -- runs the harness (under valgrind when there) and
-# asserts that no process of the run reported a memory error or a leak.
-# Output in $out (stdout) and $err (stderr), exit status in $rc.
-runs=0
-h() {
-	local name=$1 log
-	shift
-	runs=$((runs + 1))
-	log=$work/vg.$runs
-	if [ -n "$vg" ]; then
-		$vg --log-file="$log.%p" "$harness" "$@" >"$work/out" 2>"$work/err"
-	else
-		"$harness" "$@" >"$work/out" 2>"$work/err"
-	fi
-	rc=$?
-	out=$(cat "$work/out")
-	err=$(cat "$work/err")
-	if [ -n "$vg" ]; then
-		local reports
-		reports=$(cat "$log".* 2>/dev/null)
-		ok "$([ -z "$reports" ] && [ "$rc" != 99 ] && ! grep -q 'status=99' "$work/out" && echo 0 || echo 1)" \
-			"$name: no memory error or leak under valgrind (parent and every task)"
-		[ -z "$reports" ] || printf '%s\n' "$reports" | head -40 | sed 's/^/# /'
-	elif [ "${RDZV_SANITIZE:-no}" = yes ]; then
-		unlike "$err" "ERROR: AddressSanitizer|runtime error:" "$name: no ASan/UBSan report"
-	fi
-}
-envof() { # envof GTID NAME -> the value task GTID exec'd with
-	printf '%s\n' "$out" | sed -n "s/^env $1 $2=//p"
-}
-statuses() { printf '%s\n' "$out" | sed -n 's/^task .* status=\([0-9]*\)$/\1/p' | sort -u | tr '\n' ' '; }
+. "$top_srcdir/tests/harness/harness.sh"
+work=$h_work
 
 # 1. Node 1 of a two-node step, four tasks in block order: tasks 2 and 3 here.
 h "torch, node 1 of 2" -j 4242 -s 7 -N 2 -n 1 -t 4 -l 2 -g 2 \
@@ -122,5 +77,5 @@ like "$err" "ntasks-per-node=1" "srun's message tells the user what to change"
 h "sbatch" -C allocator -o rdzv=torch "$plugin" mode=off
 is "$rc" 0 "sbatch/salloc: init, options and init_post_opt pass"
 
-diag "$runs harness runs"
+diag "$h_runs harness runs"
 done_testing
