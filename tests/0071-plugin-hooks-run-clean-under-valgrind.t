@@ -30,7 +30,8 @@ is "$(envof 2 TORCHELASTIC_RUN_ID)" "slurm-4242.7" "torch: run id names job and 
 h "torch, user's MASTER_PORT" -N 1 -t 2 -l 2 -e SLURM_STEP_NODELIST=localhost \
 	-e MASTER_PORT=31555 -o rdzv=torch -o rdzv-verbose "$plugin"
 is "$(envof 0 MASTER_PORT) $(envof 1 MASTER_PORT)" "31555 31555" "a user-exported MASTER_PORT is kept"
-is "$(printf '%s\n' "$err" | grep -c '^rdzv: *RANK ')" 1 "the verbose table is printed once per node"
+is "$(printf '%s\n' "$err" | grep -c 'LOCAL_WORLD_SIZE')" 1 "the verbose table is printed once per node"
+like "$err" "MASTER_PORT.*user's value" "the verbose table says the user's MASTER_PORT was kept"
 
 # 3. torchrun: one launcher per node, its GPU count as nproc.
 h "torchrun" -j 9 -s 1 -N 3 -n 2 -t 3 -l 1 -g 2 -e SLURM_STEP_NODELIST='localhost,n[2-3]' \
