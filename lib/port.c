@@ -101,11 +101,15 @@ int rdzv_port_derive(uint32_t job_id, uint32_t step_id,
                      char *err, size_t errlen)
 {
 	/* Usable ports: range minus the ephemeral interval, as up to two runs. */
-	uint32_t a_lo = range->lo, a_hi = range->hi, b_lo = 1, b_hi = 0;
+	uint32_t a_lo, a_hi, b_lo = 1, b_hi = 0;
 	uint64_t usable, k;
 
+	/* Check before the first dereference: reading range first would let
+	 * the compiler drop the NULL test (found by cppcheck). */
 	if (!range || range->lo > range->hi)
 		return rdzv_err(err, errlen, "no valid port range");
+	a_lo = range->lo;
+	a_hi = range->hi;
 	if (eph && eph->lo <= range->hi && eph->hi >= range->lo) {
 		a_hi = eph->lo > range->lo ? eph->lo - 1u : 0;
 		if (eph->lo <= range->lo)
