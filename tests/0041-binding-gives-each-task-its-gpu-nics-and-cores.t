@@ -24,6 +24,8 @@ cd "$topo" || exit 1
 
 # One line per task: node, local id and what binding controls.
 report='echo "$SLURMD_NODENAME $SLURM_LOCALID cvd=${CUDA_VISIBLE_DEVICES-} order=${CUDA_DEVICE_ORDER-} hca=${NCCL_IB_HCA-} ucx=${UCX_NET_DEVICES-} cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+# Show what a failed step printed (the log is all a CI run leaves).
+run_step() { run_to 60 "$@"; [ "$rc" = 0 ] || diag "exit $rc: $(printf '%s' "$out" | head -c 2000)"; }
 line() { printf '%s\n' "$out" | grep "^$1 $2 " | head -n 1; }
 field() { line "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"; }
 # The CPUs rdzv-topo gives task $3 of a step on topology $1 with GPUs $2,
@@ -32,7 +34,7 @@ mycpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 want_cpus() { "$helper" --input "$fixtures/$1" --gpus "$2" --cpus "$mycpus" --tasks "$4" \
 	| sed -n "s/^task $3: .*, cpus \([0-9,-]*\).*/\1/p"; }
 
-run_to 60 srun -N3 --ntasks-per-node=4 --gres=gpu:4 --rdzv-bind=auto bash -c "$report"
+run_step srun -N3 --ntasks-per-node=4 --gres=gpu:4 --rdzv-bind=auto bash -c "$report"
 is "$rc" 0 "auto: 12 tasks on 3 nodes with 4 GPUs each run"
 for n in n1 n2 n3; do
 	for i in 0 1 2 3; do
@@ -61,12 +63,12 @@ for spec in "n1 $p4d" "n2 $jwb" "n3 $ipa"; do
 	done
 done
 
-run_to 60 srun -N1 -w n2 -n2 --gres=gpu:2 --rdzv-bind=auto bash -c "$report"
+run_step srun -N1 -w n2 -n2 --gres=gpu:2 --rdzv-bind=auto bash -c "$report"
 is "$rc" 0 "partial step: 2 of jwb0004's 4 GPUs"
 is "$(field n2 0 hca)" "=mlx5_0:1,mlx5_1:1" "partial: NCCL_IB_HCA has only the step's GPUs' NICs"
 is "$(field n2 1 ucx)" "mlx5_1:1" "partial: task 1 gets GPU 1's NIC"
 
-run_to 60 srun -N1 -w n2 -n4 --gres=gpu:4 --rdzv-bind=isolate bash -c "$report"
+run_step srun -N1 -w n2 -n4 --gres=gpu:4 --rdzv-bind=isolate bash -c "$report"
 is "$(field n2 0 cvd),$(field n2 1 cvd),$(field n2 2 cvd),$(field n2 3 cvd)" "0,1,2,3" \
 	"isolate: each task sees only its own GPU"
 
@@ -79,7 +81,7 @@ run_to 60 srun -N1 -w n2 -n2 --rdzv-bind=auto bash -c "$report"
 is "$rc:$(field n2 0 hca):$(field n2 0 order):$(field n2 0 cpus)" "0:::$mycpus" \
 	"a step without GPUs: nothing set, CPUs untouched, no error"
 
-run_to 60 srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv-bind=dry-run bash -c "$report"
+run_step srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv-bind=dry-run bash -c "$report"
 like "$out" "rdzv: bind \(dry run\): task 1: gpu 1 0000:10:1d.0" "dry-run prints the node's rows"
 is "$(field n1 1 hca)$(field n1 1 order)" "" "dry-run sets nothing"
 
