@@ -199,7 +199,7 @@ const char *rdzv_pick_why_name(enum rdzv_pick_why why);
 /* Add what the pick means to out (an envset: same precedence rules as a
  * task's): every entry of the chosen profile (origin "profile NAME"), then
  * the enforce/unset entries of the default profile when it is another one
- * (origin "profile NAME (site)"), which replace the chosen profile's
+ * (origin "profile NAME (default)"), which replace the chosen profile's
  * entries for the same variables. Loads the profiles through src; errors
  * name file and line. Returns 0 or -1. */
 int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,

@@ -443,7 +443,7 @@ static void test_resolve(void)
 	   "the chosen profile's own entries apply");
 	e = rdzv_envset_find(set, "NCCL_IB_HCA");
 	ok(e && e->policy == RDZV_SET_ENFORCE && strcmp(e->value, "mlx5_0,mlx5_1") == 0
-	   && strcmp(e->origin, "profile h100 (site)") == 0,
+	   && strcmp(e->origin, "profile h100 (default)") == 0,
 	   "the default's enforced HCA list replaces the chosen profile's (%s)", e ? e->origin : "");
 	e = rdzv_envset_find(set, "NCCL_P2P_DISABLE");
 	ok(e && e->policy == RDZV_SET_UNSET, "the default's unset beats the chosen profile's default");

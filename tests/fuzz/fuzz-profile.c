@@ -1,0 +1,190 @@
+/* fuzz-profile.c: the profile parser, includes and the resolver
+ * (lib/profile.h), on profile directories held in memory.
+ * Input: the first line is the choice "USER|PARTITION|SITE|PARTITION_MAP"
+ * (missing fields are empty); then files, each starting with a line
+ * "@@ NAME"; text before the first "@@ " line is profile "a".
+ * Invariants: parse returns 0 with a document or -1 with "NAME.profile:"
+ * leading the message; a parsed document holds only valid variable names,
+ * values exactly for default/enforce, and no NCCL_* name that is neither
+ * known nor declared; loading terminates (cycles, depth) and a loaded
+ * profile's entries are valid; pick fills only valid names; after a
+ * successful resolve every enforce/unset entry of the default profile is in
+ * the result with its policy and value (the user cannot escape them), and
+ * every entry of the result has a valid name. */
+#include "config.h"
+#include "fuzz.h"
+#include "envset.h"
+#include "nccl_vars.h"
+#include "profile.h"
+
+#define FILES_MAX 16
+
+struct mem_dir {
+	const char *name[FILES_MAX];
+	const char *text[FILES_MAX];
+	size_t len[FILES_MAX];
+	int n;
+};
+
+static int mem_read(const void *ctx, const char *name, char **text, size_t *len, char *where,
+                    size_t wherelen, char *err, size_t errlen)
+{
+	const struct mem_dir *d = ctx;
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (strcmp(d->name[i], name) == 0) {
+			snprintf(where, wherelen, "%s.profile", name);
+			if (!(*text = malloc(d->len[i] + 1)))
+				return -1;
+			memcpy(*text, d->text[i], d->len[i]);
+			(*text)[d->len[i]] = '\0';
+			*len = d->len[i];
+			return 0;
+		}
+	snprintf(err, errlen, "%s.profile: no such profile", name);
+	return -1;
+}
+
+static void check_doc(const struct rdzv_profile_doc *doc)
+{
+	size_t i, j;
+
+	for (i = 0; i < doc->n; i++) {
+		const struct rdzv_pline *l = &doc->v[i];
+
+		FUZZ_ASSERT(l->name && l->line >= 1);
+		if (l->kind == RDZV_PL_INCLUDE) {
+			FUZZ_ASSERT(rdzv_profile_name_check(l->name, NULL, 0) == 0);
+			continue;
+		}
+		FUZZ_ASSERT(rdzv_env_name_valid(l->name));
+		FUZZ_ASSERT((l->kind == RDZV_PL_DEFAULT || l->kind == RDZV_PL_ENFORCE) == !!l->value);
+		if (l->kind == RDZV_PL_KNOWN || strncmp(l->name, "NCCL_", 5) != 0
+		    || rdzv_nccl_var_find(l->name))
+			continue;
+		for (j = 0; j < doc->n; j++)
+			if (doc->v[j].kind == RDZV_PL_KNOWN && strcmp(doc->v[j].name, l->name) == 0)
+				break;
+		FUZZ_ASSERT(j < doc->n);
+	}
+}
+
+static void check_profile(const struct rdzv_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		FUZZ_ASSERT(rdzv_env_name_valid(p->v[i].name));
+		FUZZ_ASSERT((p->v[i].policy == RDZV_SET_UNSET) == !p->v[i].value);
+		FUZZ_ASSERT(p->v[i].where[0]);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mem_dir d;
+	struct rdzv_profile_source src = { mem_read, &d };
+	struct rdzv_profile_pick pick;
+	struct rdzv_envset *set = NULL;
+	struct rdzv_notes notes;
+	char *buf, *p, *end, *field[4] = { NULL, NULL, NULL, NULL }, err[1024], fname[128];
+	int i, k, rc;
+
+	if (!(buf = malloc(size + 1)))
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	end = buf + size;
+	memset(&d, 0, sizeof(d));
+	/* the choice line */
+	p = memchr(buf, '\n', size);
+	if (p)
+		*p++ = '\0';
+	else
+		p = end;
+	field[0] = buf;
+	for (k = 1; k < 4 && field[k - 1]; k++)
+		if ((field[k] = strchr(field[k - 1], '|')))
+			*field[k]++ = '\0';
+	/* the files */
+	if (p < end && strncmp(p, "@@ ", 3) != 0) {
+		d.name[0] = "a";
+		d.text[0] = p;
+		d.n = 1;
+	}
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *next;
+
+		if (strncmp(p, "@@ ", 3) == 0 && d.n < FILES_MAX) {
+			if (nl)
+				*nl = '\0';
+			d.name[d.n] = p + 3;
+			d.text[d.n] = nl ? nl + 1 : end;
+			d.n++;
+		}
+		next = nl ? nl + 1 : end;
+		/* the previous file ends where the next "@@ " line starts */
+		if (next < end && strncmp(next, "@@ ", 3) == 0)
+			next[-1] = '\0';
+		p = next;
+	}
+	for (i = 0; i < d.n; i++)
+		d.len[i] = strlen(d.text[i]);
+
+	rdzv_notes_init(&notes);
+	for (i = 0; i < d.n; i++) {
+		struct rdzv_profile_doc *doc = NULL;
+
+		snprintf(fname, sizeof(fname), "%.100s.profile", d.name[i]);
+		err[0] = '\0';
+		rc = rdzv_profile_parse(d.text[i], d.len[i], fname, &doc, &notes, err, sizeof(err));
+		FUZZ_ASSERT(rc == 0 || rc == -1);
+		FUZZ_ASSERT((rc == 0) == (doc != NULL));
+		if (rc < 0)
+			FUZZ_ASSERT(strncmp(err, fname, strlen(fname)) == 0 || strstr(err, "memory"));
+		else
+			check_doc(doc);
+		rdzv_profile_doc_destroy(doc);
+	}
+	for (i = 0; i < d.n; i++) {
+		struct rdzv_profile *pr = NULL;
+
+		rc = rdzv_profile_load(&src, d.name[i], &pr, &notes, err, sizeof(err));
+		FUZZ_ASSERT((rc == 0) == (pr != NULL));
+		if (pr)
+			check_profile(pr);
+		rdzv_profile_destroy(pr);
+	}
+
+	rc = rdzv_profile_pick(field[0], field[1], field[2], field[3], &pick, err, sizeof(err));
+	FUZZ_ASSERT(rc == 0 || rc == -1);
+	if (rc == 0 && (set = rdzv_envset_create())) {
+		FUZZ_ASSERT(!pick.chosen[0] || rdzv_profile_name_check(pick.chosen, NULL, 0) == 0);
+		FUZZ_ASSERT(!pick.deflt[0] || rdzv_profile_name_check(pick.deflt, NULL, 0) == 0);
+		if (rdzv_profile_resolve(&pick, &src, set, NULL, err, sizeof(err)) == 0) {
+			struct rdzv_profile *df = NULL;
+			size_t j;
+
+			for (j = 0; j < set->n; j++)
+				FUZZ_ASSERT(rdzv_env_name_valid(set->v[j].name));
+			if (pick.deflt[0]
+			    && rdzv_profile_load(&src, pick.deflt, &df, NULL, err, sizeof(err)) == 0) {
+				for (j = 0; j < df->n; j++) {
+					const struct rdzv_profile_entry *e = &df->v[j];
+					const struct rdzv_env_entry *r = rdzv_envset_find(set, e->name);
+
+					if (e->policy == RDZV_SET_DEFAULT)
+						continue;
+					FUZZ_ASSERT(r && r->policy == e->policy);
+					FUZZ_ASSERT(!e->value || (r->value && strcmp(r->value, e->value) == 0));
+				}
+			}
+			rdzv_profile_destroy(df);
+		}
+		rdzv_envset_destroy(set);
+	}
+	rdzv_notes_clear(&notes);
+	free(buf);
+	return 0;
+}
