@@ -1,0 +1,126 @@
+#!/bin/sh
+# hardening.sh: the hardening checks of issue 7 in one command, for CI.
+#
+#   tests/hardening.sh [BUILDDIR]
+#
+#   1. sanitizer build: configure --enable-sanitizers --enable-werror in its
+#      own directory, build, and `make check` there (unit tests, helpers'
+#      tests and the harness tests under ASan+UBSan; end-to-end tests skip,
+#      slurmstepd cannot load an ASan plugin)
+#   2. every fuzz target (tests/fuzz/fuzz-*.c) with libFuzzer for a bounded
+#      time, after replaying its corpus and regressions
+#   3. rdzv.so's hooks through the harness under valgrind, in the plain
+#      build BUILDDIR (default: $top_builddir, else _build; configured and
+#      built here when missing)
+#   4. static analysis (cppcheck, privilege rules)
+#
+# Prints TAP (one test per stage, details as comments) and exits non-zero
+# when any stage fails. Budget: about 6 minutes on 2 cores.
+#
+# Environment:
+#   RDZV_FUZZ_SECONDS   per fuzz target (default here 20; run-fuzzers.sh's own default is 30)
+#   RDZV_SAN_BUILDDIR   the sanitizer build directory (default: _build-hardening-san)
+#   RDZV_JOBS           make -j (default 2)
+set -u
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+plain=${1:-${top_builddir:-$srcdir/_build}}
+san=${RDZV_SAN_BUILDDIR:-$srcdir/_build-hardening-san}
+jobs=${RDZV_JOBS:-2}
+: "${RDZV_FUZZ_SECONDS:=20}"
+export RDZV_FUZZ_SECONDS
+logs=$(mktemp -d "${TMPDIR:-/tmp}/rdzv-hardening.XXXXXX") || exit 2
+failed=0
+n=0
+start=$(date +%s)
+
+stage() { # stage STATUS NAME [LOG]
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=1
+		[ -n "${3:-}" ] && [ -f "$3" ] && tail -n 40 "$3" | sed 's/^/#   /'
+	fi
+}
+elapsed() { echo "$(($(date +%s) - start)) s"; }
+summary() { # the TAP results of a make check log directory, as comments
+	find "$1" -name '*.trs' 2>/dev/null | while read -r f; do
+		r=$(sed -n 's/^:global-test-result: //p' "$f")
+		[ "$r" = PASS ] || echo "#   $r ${f#"$1"/}"
+	done
+}
+configure_in() { # configure_in DIR ARGS...
+	d=$1
+	shift
+	[ -f "$srcdir/configure" ] || (cd "$srcdir" && autoreconf -fi) >"$logs/autoreconf.log" 2>&1 || return 1
+	mkdir -p "$d" && (cd "$d" && "$srcdir/configure" -q "$@")
+}
+
+echo "1..4"
+echo "# source $srcdir, plain build $plain, sanitizer build $san, ${RDZV_FUZZ_SECONDS}s per fuzz target"
+
+# 1. Sanitizer build + make check.
+rc=0
+if [ ! -f "$san/Makefile" ]; then
+	configure_in "$san" --enable-sanitizers --enable-werror >"$logs/san-configure.log" 2>&1 || rc=1
+fi
+if [ "$rc" -eq 0 ]; then
+	make -C "$san" -j"$jobs" >"$logs/san-build.log" 2>&1 || rc=1
+	[ "$rc" -eq 0 ] || cp "$logs/san-build.log" "$logs/san.log"
+fi
+if [ "$rc" -eq 0 ]; then
+	make -C "$san" -j"$jobs" check >"$logs/san.log" 2>&1 || rc=1
+fi
+counts=$(grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR|XFAIL|XPASS):' "$logs/san.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ')
+stage "$rc" "sanitizer build (ASan+UBSan, -Werror) and make check: ${counts:-no test summary} [$(elapsed)]" "$logs/san.log"
+[ "$rc" -eq 0 ] || summary "$san"
+
+# 2. Fuzzing (config.h and lib sources from the sanitizer build when it exists).
+fz=$san
+[ -f "$fz/Makefile" ] || fz=$plain
+RDZV_BUILDDIR=$fz RDZV_FUZZ_SUMMARY=$logs/fuzz.tsv RDZV_FUZZ_WORKDIR=$logs/fuzz \
+	sh "$srcdir/tests/fuzz/run-fuzzers.sh" >"$logs/fuzz.log" 2>&1
+rc=$?
+if grep -q '^1\.\.0 # SKIP' "$logs/fuzz.log"; then
+	n=$((n + 1))
+	echo "ok $n # SKIP fuzzing: $(sed -n 's/^1\.\.0 # SKIP //p' "$logs/fuzz.log")"
+else
+	targets=$(grep -c '^ok ' "$logs/fuzz.log")
+	total=$(grep -cE '^(not )?ok ' "$logs/fuzz.log")
+	stage "$rc" "fuzzing: $targets of $total targets clean after ${RDZV_FUZZ_SECONDS}s each [$(elapsed)]"
+	grep -E '^(not )?ok ' "$logs/fuzz.log" | sed 's/^/#   /'
+	[ "$rc" -eq 0 ] || grep -vE '^(not )?ok |^1\.\.' "$logs/fuzz.log" | head -40 | sed 's/^/#   /'
+fi
+
+# 3. The plugin under valgrind, in the plain build.
+rc=0
+if [ ! -f "$plain/Makefile" ]; then
+	configure_in "$plain" --enable-werror >"$logs/plain-configure.log" 2>&1 || rc=1
+fi
+if [ "$rc" -eq 0 ] && grep -q "^SAN_CFLAGS = ..*" "$plain/Makefile"; then
+	echo "# $plain is a sanitizer build: valgrind needs a plain one" >"$logs/vg.log"
+	rc=1
+fi
+if [ "$rc" -eq 0 ]; then
+	make -C "$plain" -j"$jobs" spank/rdzv.la tests/harness/rdzv-harness >"$logs/vg.log" 2>&1 || rc=1
+fi
+if [ "$rc" -eq 0 ]; then
+	make -C "$plain" check TESTS="tests/0071-plugin-hooks-run-clean-under-valgrind.t tests/0072-oversized-repeated-and-malformed-input-is-refused-safely.t" \
+		>>"$logs/vg.log" 2>&1 || rc=1
+fi
+counts=$(grep -E '^# (PASS|FAIL|SKIP|ERROR):' "$logs/vg.log" | tr -s ' ' | tr '\n' ' ')
+command -v valgrind >/dev/null 2>&1 || counts="$counts (valgrind not installed: hooks ran without it)"
+stage "$rc" "rdzv.so hooks via the harness under valgrind: $counts[$(elapsed)]" "$logs/vg.log"
+for t in 0071-plugin-hooks-run-clean-under-valgrind 0072-oversized-repeated-and-malformed-input-is-refused-safely; do
+	[ -f "$plain/tests/$t.log" ] && grep '^not ok' "$plain/tests/$t.log" | sed 's/^/#   /'
+done
+
+# 4. Static analysis.
+top_srcdir=$srcdir top_builddir=$plain sh "$srcdir/tests/static-analysis.sh" >"$logs/static.log" 2>&1
+rc=$?
+stage "$rc" "static analysis: $(grep -E '^(not )?ok' "$logs/static.log" | sed 's/^[a-z ]*[0-9]* - //' | tr '\n' ';') [$(elapsed)]" "$logs/static.log"
+
+echo "# total $(elapsed); logs in $logs"
+[ "$failed" -eq 0 ] && rm -rf "$logs/fuzz"
+exit "$failed"

@@ -1,0 +1,46 @@
+#!/bin/sh
+# static-analysis.sh: cppcheck over the code that ships (lib/, spank/,
+# helpers/), clean except for the suppressions in tests/cppcheck.supp, each
+# justified there. Prints TAP (one test); exits non-zero on a finding.
+#
+#   tests/static-analysis.sh            (uses $top_builddir/config.h when set)
+#
+# Also checks two privilege rules of doc/privilege.md that a compiler cannot:
+# the plugin never changes its credentials (no setuid/seteuid/setgid/
+# setgroups calls in spank/ or lib/), and never runs a program (no
+# system/popen/exec*).
+set -u
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${top_builddir:-}
+echo "1..2"
+
+if ! command -v cppcheck >/dev/null 2>&1; then
+	echo "ok 1 # SKIP cppcheck not installed"
+else
+	inc=
+	[ -n "$builddir" ] && [ -f "$builddir/config.h" ] && inc="-I$builddir"
+	out=$(cd "$srcdir" && cppcheck --enable=warning,style,performance,portability \
+		--std=c11 --inline-suppr --quiet --error-exitcode=1 \
+		--suppressions-list=tests/cppcheck.supp \
+		-D__GNUC__ -Ilib $inc \
+		--template='{file}:{line}: {severity} ({id}): {message}' \
+		lib spank helpers 2>&1)
+	rc=$?
+	n=$(printf '%s\n' "$out" | grep -c ': \(error\|warning\|style\|performance\|portability\) (')
+	if [ "$rc" -eq 0 ] && [ "$n" -eq 0 ]; then
+		echo "ok 1 - cppcheck: lib/ spank/ helpers/ clean ($(grep -c '^[a-zA-Z]' "$srcdir/tests/cppcheck.supp") justified suppressions)"
+	else
+		echo "not ok 1 - cppcheck: $n finding(s) in lib/ spank/ helpers/"
+		printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+fi
+
+bad=$(cd "$srcdir" && grep -nE '\b(setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|setgroups|initgroups|system|popen|execl|execlp|execle|execv|execvp|execvpe|execve)[[:space:]]*\(' \
+	spank/*.c lib/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)')
+if [ -z "$bad" ]; then
+	echo "ok 2 - the plugin never changes credentials or runs programs (doc/privilege.md)"
+else
+	echo "not ok 2 - credential change or program execution in plugin code"
+	printf '%s\n' "$bad" | sed 's/^/# /'
+fi
+[ -z "$bad" ] && { [ "${rc:-0}" -eq 0 ] && [ "${n:-0}" -eq 0 ]; }
