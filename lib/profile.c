@@ -766,7 +766,7 @@ int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
 		 * ENFORCE/UNSET replace anything). */
 		if (rdzv_profile_load(src, pick->deflt, &deflt, notes, err, errlen) < 0)
 			goto fail;
-		snprintf(origin, sizeof(origin), "profile %.32s (default)", deflt->name);
+		snprintf(origin, sizeof(origin), "profile %.29s (default)", deflt->name);
 		if (add_entries(deflt, 1, origin, out, err, errlen) < 0)
 			goto fail;
 	}
