@@ -104,16 +104,30 @@ if [ "$rc" -eq 0 ] && grep -q "^SAN_CFLAGS = ..*" "$plain/Makefile"; then
 fi
 if [ "$rc" -eq 0 ]; then
 	make -C "$plain" -j"$jobs" spank/rdzv.la tests/harness/rdzv-harness >"$logs/vg.log" 2>&1 || rc=1
+	[ "$rc" -eq 0 ] || echo "# cannot build spank/rdzv.la and the harness in $plain" >>"$logs/vg.log"
 fi
+# The test scripts directly (as make check would, with its environment),
+# so that an unrelated check program that does not build yet cannot hide
+# this stage's result.
+vgtests="0071-plugin-hooks-run-clean-under-valgrind 0072-oversized-repeated-and-malformed-input-is-refused-safely 0073-topology-path-is-not-steered-by-the-user"
+pass=0
+fail=0
+todo=0
 if [ "$rc" -eq 0 ]; then
-	make -C "$plain" check TESTS="tests/0071-plugin-hooks-run-clean-under-valgrind.t tests/0072-oversized-repeated-and-malformed-input-is-refused-safely.t" \
-		>>"$logs/vg.log" 2>&1 || rc=1
+	for t in $vgtests; do
+		top_srcdir=$srcdir top_builddir=$plain RDZV_SANITIZE=no RDZV_HAVE_CUDA=no \
+			bash "$srcdir/tests/$t.t" >"$logs/$t.log" 2>&1 || rc=1
+		pass=$((pass + $(grep -c '^ok ' "$logs/$t.log")))
+		fail=$((fail + $(grep '^not ok ' "$logs/$t.log" | grep -vc '# TODO')))
+		todo=$((todo + $(grep '^not ok ' "$logs/$t.log" | grep -c '# TODO')))
+		grep '^not ok ' "$logs/$t.log" | grep -v '# TODO' | sed "s/^/#   $t: /" >>"$logs/vg.log"
+	done
+	[ "$fail" -eq 0 ] || rc=1
 fi
-counts=$(grep -E '^# (PASS|FAIL|SKIP|ERROR):' "$logs/vg.log" | tr -s ' ' | tr '\n' ' ')
-command -v valgrind >/dev/null 2>&1 || counts="$counts (valgrind not installed: hooks ran without it)"
-stage "$rc" "rdzv.so hooks via the harness under valgrind: $counts[$(elapsed)]" "$logs/vg.log"
-for t in 0071-plugin-hooks-run-clean-under-valgrind 0072-oversized-repeated-and-malformed-input-is-refused-safely; do
-	[ -f "$plain/tests/$t.log" ] && grep '^not ok' "$plain/tests/$t.log" | sed 's/^/#   /'
+command -v valgrind >/dev/null 2>&1 && how="under valgrind" || how="(valgrind not installed: without it)"
+stage "$rc" "rdzv.so hooks via the harness $how: $pass passed, $fail failed, $todo known issues (TODO) [$(elapsed)]" "$logs/vg.log"
+for t in $vgtests; do
+	grep '^not ok .*# TODO' "$logs/$t.log" 2>/dev/null | sed "s/^/#   known: /"
 done
 
 # 4. Static analysis.
