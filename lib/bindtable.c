@@ -28,6 +28,7 @@ struct work {
 	const struct rdzv_topo *t;
 	struct rdzv_bind_table *tab;
 	size_t ngpus;             /* the step's GPUs */
+	size_t tab_nrows;         /* rows (tasks), also after the table moved out */
 	int *gpu;                 /* node index of step GPU k */
 	char (*token)[RDZV_TOKEN_MAX]; /* its CUDA_VISIBLE_DEVICES entry */
 	enum rdzv_near *best;     /* per step GPU */
@@ -35,7 +36,7 @@ struct work {
 	unsigned char *chosen;    /* [k * nnics + j]: GPU k uses port j */
 	hwloc_bitmap_t step;      /* the step's CPUs */
 	hwloc_bitmap_t *local;    /* per step GPU: its CPUs within the step */
-	int *far;                 /* per step GPU: local fell back to the whole step */
+	hwloc_bitmap_t *rowcpus;  /* per row: its GPUs' CPUs within the step, or the step's */
 	size_t maskcpus;
 };
 
@@ -90,10 +91,12 @@ static void work_clear(struct work *w)
 	free(w->best);
 	free(w->cand);
 	free(w->chosen);
-	free(w->far);
 	for (k = 0; w->local && k < w->ngpus; k++)
 		hwloc_bitmap_free(w->local[k]);
 	free(w->local);
+	for (k = 0; w->rowcpus && k < w->tab_nrows; k++)
+		hwloc_bitmap_free(w->rowcpus[k]);
+	free(w->rowcpus);
 	hwloc_bitmap_free(w->step);
 }
 
@@ -288,20 +291,12 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 	} else if (hwloc_bitmap_copy(w->step, hwloc_topology_get_allowed_cpuset(w->t->topo)) < 0) {
 		return rdzv_err(err, errlen, "out of memory");
 	}
-	w->local = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->local));
-	w->far = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->far));
-	if (!w->local || !w->far)
+	if (!(w->local = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->local))))
 		return rdzv_err(err, errlen, "out of memory");
 	for (k = 0; k < w->ngpus; k++) {
 		if (!(w->local[k] = hwloc_bitmap_alloc()))
 			return rdzv_err(err, errlen, "out of memory");
 		hwloc_bitmap_and(w->local[k], w->step, rdzv_topo_gpu_cpuset(w->t, (size_t)w->gpu[k]));
-		/* The step holds none of the GPU's CPUs: use the step's own (and
-		 * say so) rather than leave the task on nothing. */
-		if (hwloc_bitmap_iszero(w->local[k])) {
-			hwloc_bitmap_copy(w->local[k], w->step);
-			w->far[k] = 1;
-		}
 	}
 	w->maskcpus = MASK_CPUS_MIN;
 	if ((size_t)hwloc_bitmap_last(w->step) + 1 > w->maskcpus)
@@ -382,11 +377,67 @@ static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j,
 	return rv;
 }
 
+/* Task i's GPUs, step positions [*lo, *hi): with at least as many tasks as
+ * GPUs, GPU i mod n (round-robin, so LOCAL_RANK % device_count is its
+ * ordinal); with fewer, a contiguous block, so that a launcher (torchrun,
+ * one task per node) or a multi-GPU process is not confined to GPU 0's
+ * cores and NICs. */
+static void gpu_block(size_t i, size_t ntasks, size_t ngpus, size_t *lo, size_t *hi)
+{
+	if (ntasks >= ngpus) {
+		*lo = i % ngpus;
+		*hi = *lo + 1;
+	} else {
+		*lo = i * ngpus / ntasks;
+		*hi = (i + 1) * ngpus / ntasks;
+	}
+}
+
+/* Row i's GPU fields, NICs and CPU set (before the split). */
+static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
+{
+	struct rdzv_bind_row *r = &w->tab->rows[i];
+	const struct rdzv_topo *t = w->t;
+	size_t nn = t->nnics, lo, hi, k, j;
+
+	gpu_block(i, w->tab->nrows, w->ngpus, &lo, &hi);
+	r->gpu = w->gpu[lo];
+	r->ngpus = hi - lo;
+	r->ordinal = (unsigned)lo;
+	snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
+	r->near = w->best ? w->best[lo] : RDZV_NEAR_SYSTEM;
+	if (!(w->rowcpus[i] = hwloc_bitmap_alloc()))
+		return rdzv_err(err, errlen, "out of memory");
+	for (k = lo; k < hi; k++) {
+		size_t used = strlen(r->visible);
+
+		if (snprintf(r->visible + used, sizeof(r->visible) - used, "%s%s", used ? "," : "",
+		             w->token[k]) >= (int)(sizeof(r->visible) - used))
+			return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES of task %zu too long", i);
+		hwloc_bitmap_or(w->rowcpus[i], w->rowcpus[i], w->local[k]);
+	}
+	/* NICs of the block's GPUs, in NIC order, each once. */
+	for (j = 0; w->chosen && j < nn; j++) {
+		int use = 0;
+
+		for (k = lo; k < hi; k++)
+			use |= w->chosen[k * nn + j];
+		if (use && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
+			return rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
+	}
+	/* The step holds none of the GPUs' CPUs: use the step's own (and say
+	 * so) rather than leave the task on nothing. */
+	if (hwloc_bitmap_iszero(w->rowcpus[i])) {
+		hwloc_bitmap_copy(w->rowcpus[i], w->step);
+		r->cpus_far = 1;
+	}
+	return 0;
+}
+
 static int fill_rows(struct work *w, char *err, size_t errlen)
 {
 	struct rdzv_bind_table *tab = w->tab;
-	const struct rdzv_topo *t = w->t;
-	size_t nn = t->nnics, i, i2, j;
+	size_t i, i2;
 	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), none = hwloc_bitmap_alloc();
 	int rv = -1;
 
@@ -394,43 +445,39 @@ static int fill_rows(struct work *w, char *err, size_t errlen)
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
+	for (i = 0; i < tab->nrows; i++)
+		tab->rows[i].gpu = -1;
+	if (w->ngpus == 0) {
+		rv = 0;
+		goto fail;
+	}
+	if (!(w->rowcpus = calloc(tab->nrows, sizeof(*w->rowcpus)))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < tab->nrows; i++)
+		if (row_gpus(w, i, err, errlen) < 0)
+			goto fail;
 	for (i = 0; i < tab->nrows; i++) {
 		struct rdzv_bind_row *r = &tab->rows[i];
-		size_t k, pos = 0, m = 0;
+		size_t pos = 0, m = 0;
 
-		r->gpu = -1;
-		if (w->ngpus == 0)
-			continue;
-		/* Round-robin: LOCAL_RANK % device_count is the task's ordinal. */
-		k = i % w->ngpus;
-		r->gpu = w->gpu[k];
-		r->ordinal = (unsigned)k;
-		snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
-		snprintf(r->visible, sizeof(r->visible), "%s", w->token[k]);
-		r->near = w->best ? w->best[k] : RDZV_NEAR_SYSTEM;
-		for (j = 0; w->chosen && j < nn; j++)
-			if (w->chosen[k * nn + j]
-			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0) {
-				rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
-				goto fail;
-			}
-		/* Tasks whose GPUs have the same local CPUs share them. */
+		/* Tasks with the same CPU set share it, in local-rank order. */
 		for (i2 = 0; i2 < tab->nrows; i2++)
-			if (hwloc_bitmap_isequal(w->local[i2 % w->ngpus], w->local[k])) {
+			if (hwloc_bitmap_isequal(w->rowcpus[i2], w->rowcpus[i])) {
 				pos += i2 < i;
 				m++;
 			}
-		if (split_cpus(t->topo, w->local[k], pos, m, cpus) < 0) {
+		if (split_cpus(w->t->topo, w->rowcpus[i], pos, m, cpus) < 0) {
 			rdzv_err(err, errlen, "out of memory");
 			goto fail;
 		}
-		r->cpus_far = w->far[k];
 		if (hwloc_bitmap_list_snprintf(r->cpus, sizeof(r->cpus), cpus) >= (int)sizeof(r->cpus)) {
 			rdzv_err(err, errlen, "CPU list of task %zu too long", i);
 			goto fail;
 		}
 		r->mask = cpumask_from(cpus, w->maskcpus);
-		r->gpu_mask = cpumask_from(w->far[k] ? none : w->local[k], w->maskcpus);
+		r->gpu_mask = cpumask_from(r->cpus_far ? none : w->rowcpus[i], w->maskcpus);
 		if (!r->mask || !r->gpu_mask) {
 			rdzv_err(err, errlen, "out of memory");
 			goto fail;
@@ -457,7 +504,7 @@ int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
-	w.tab->nrows = req->ntasks;
+	w.tab->nrows = w.tab_nrows = req->ntasks;
 	if (step_gpus(&w, req, err, errlen) < 0 || step_cpus(&w, req, err, errlen) < 0
 	    || choose_nics(&w, req, err, errlen) < 0 || fill_rows(&w, err, errlen) < 0)
 		goto fail;
@@ -506,9 +553,10 @@ int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf,
 	if (r->gpu < 0)
 		n = snprintf(buf, len, "task %zu: no GPU", i);
 	else
-		n = snprintf(buf, len, "task %zu: gpu %d %s cuda:%u visible %s, UCX_NET_DEVICES%s%s%s%s%s, "
-		             "cpus %s%s", i, r->gpu, r->busid, r->ordinal, r->visible,
-		             r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset",
+		n = snprintf(buf, len, "task %zu: gpu %d %s%s%.0zu%s cuda:%u visible %s, "
+		             "UCX_NET_DEVICES%s%s%s%s%s, cpus %s%s", i, r->gpu, r->busid,
+		             r->ngpus > 1 ? " and " : "", r->ngpus > 1 ? r->ngpus - 1 : 0,
+		             r->ngpus > 1 ? " more" : "", r->ordinal, r->visible, r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset",
 		             r->ucx[0] ? " (" : "", r->ucx[0] ? rdzv_near_name(r->near) : "",
 		             r->ucx[0] ? ")" : "", r->cpus,
 		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");

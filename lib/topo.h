@@ -10,7 +10,8 @@
  *          class 0x0300 (VGA) or 0x0302 (3D), numbered in PCI bus-id order
  *          (CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order). NVSwitch (0x0680),
  *          BMC VGA of other vendors, co-processors and other vendors' GPUs
- *          are not CUDA devices. Local task i gets the step's GPU i mod n.
+ *          are not CUDA devices. Local task i gets the step's GPU i mod n;
+ *          with fewer tasks than GPUs, a contiguous block of them.
  *   NICs   RDMA NICs are PCI functions with an OpenFabrics OS device; each
  *          port is a candidate unless the topology says it is not ACTIVE,
  *          or the allow-list refuses it. A GPU's NICs are its candidates at
@@ -72,9 +73,10 @@ struct rdzv_cpumask; /* a CPU set in the form sched_setaffinity takes */
 
 struct rdzv_bind_row {
 	int gpu;                      /* node GPU index; -1: the task has none */
-	char busid[RDZV_BUSID_MAX];   /* its PCI bus id */
-	char visible[RDZV_TOKEN_MAX]; /* its CUDA_VISIBLE_DEVICES entry */
-	unsigned ordinal;             /* its CUDA ordinal under the step's CUDA_VISIBLE_DEVICES */
+	size_t ngpus;                 /* GPUs of the task: 1, or a block when tasks < GPUs */
+	char busid[RDZV_BUSID_MAX];   /* the (first) GPU's PCI bus id */
+	char visible[RDZV_NICLIST_MAX]; /* the block's CUDA_VISIBLE_DEVICES entries */
+	unsigned ordinal;             /* the (first) GPU's CUDA ordinal under the step's list */
 	char ucx[RDZV_NICLIST_MAX];   /* UCX_NET_DEVICES ("mlx5_0:1,..."); "": none */
 	enum rdzv_near near;          /* nearness of those NICs */
 	char cpus[RDZV_CPULIST_MAX];  /* CPUs to bind to; "": none */

@@ -68,6 +68,12 @@ is "$rc" 0 "partial step: 2 of jwb0004's 4 GPUs"
 is "$(field n2 0 hca)" "=mlx5_0:1,mlx5_1:1" "partial: NCCL_IB_HCA has only the step's GPUs' NICs"
 is "$(field n2 1 ucx)" "mlx5_1:1" "partial: task 1 gets GPU 1's NIC"
 
+run_step srun -N1 -w n1 -n1 --gres=gpu:8 --rdzv-bind=auto bash -c "$report"
+is "$(field n1 0 ucx)" "rdmap16s27:1,rdmap32s27:1,rdmap144s27:1,rdmap160s27:1" \
+	"one task on all 8 GPUs (a launcher) gets every GPU's NIC, not GPU 0's"
+want=$(want_cpus $p4d 0,1,2,3,4,5,6,7 0 1)
+is "$(field n1 0 cpus)" "${want:-(rdzv-topo gave no CPUs)}" "... and all their CPUs ($want)"
+
 run_step srun -N1 -w n2 -n4 --gres=gpu:4 --rdzv-bind=isolate bash -c "$report"
 is "$(field n2 0 cvd),$(field n2 1 cvd),$(field n2 2 cvd),$(field n2 3 cvd)" "0,1,2,3" \
 	"isolate: each task sees only its own GPU"

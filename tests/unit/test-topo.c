@@ -239,6 +239,28 @@ static void test_oversubscription(void)
 	rdzv_topo_destroy(t);
 }
 
+/* Fewer tasks than GPUs: contiguous blocks, so one launcher per node
+ * (torchrun) is not confined to GPU 0's NIC and cores (p4d: GPUs 0-3 on
+ * package 0 = PUs 0-23,48-71, GPUs 4-7 on package 1). */
+static void test_blocks(void)
+{
+	struct rdzv_topo *t = load("aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml");
+	struct rdzv_bind_table *tab = table(t, "0,1,2,3,4,5,6,7", NULL, 1, NULL, NULL);
+
+	ok(tab && tab->rows[0].ngpus == 8 && strcmp(tab->rows[0].visible, "0,1,2,3,4,5,6,7") == 0
+	   && strcmp(tab->rows[0].cpus, "0-95") == 0,
+	   "one task on 8 GPUs owns them all, and all their CPUs (%s)", tab ? tab->rows[0].cpus : "");
+	is_str(row_ucx(tab, 0), "rdmap16s27:1,rdmap32s27:1,rdmap144s27:1,rdmap160s27:1",
+	       "... and all their NICs");
+	rdzv_bind_table_destroy(tab);
+	tab = table(t, "0,1,2,3,4,5,6,7", NULL, 2, NULL, NULL);
+	ok(tab && tab->rows[1].gpu == 4 && tab->rows[1].ordinal == 4
+	   && strcmp(tab->rows[1].cpus, "24-47,72-95") == 0,
+	   "2 tasks on 8 GPUs: task 1 owns GPUs 4-7 and package 1 (%s)", tab ? tab->rows[1].cpus : "");
+	rdzv_bind_table_destroy(tab);
+	rdzv_topo_destroy(t);
+}
+
 static void mode_refused(const char *s, const char *why_part)
 {
 	unsigned f = 99;
@@ -400,6 +422,7 @@ int main(void)
 	test_no_nic_and_other_socket();
 	test_lassen_numa_tie_and_cpus();
 	test_oversubscription();
+	test_blocks();
 	test_fill();
 	test_apply_cpus();
 	return done_testing();
