@@ -204,7 +204,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 		return 0;
 	if (first && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		print_table();
-	if (first && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
+	/* The same on every node as a rule: said once, by the step's first task. */
+	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
 	if ((have = job_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible))) < 0)
 		return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES is too long");
@@ -222,9 +223,11 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	if (rdzv_bind_apply_cpus(bind.tab, t->local_rank, !!(bind.flags & RDZV_BIND_DRYRUN), &oc,
 	                         err, errlen) < 0)
 		return -1;
-	if (oc == RDZV_CPU_KEPT_FAR)
-		fprintf(stderr, RDZV_TAG ": warning: task %u: Slurm bound it to CPUs that are not "
-		        "local to its GPU %d (local: %s); kept\n", t->rank,
+	/* Each task knows only its own affinity; node 0's tasks speak for all
+	 * (the verbosity of a per-task line multiplies by the node count). */
+	if (oc == RDZV_CPU_KEPT_FAR && step->node_id == 0)
+		fprintf(stderr, RDZV_TAG ": warning: task %u: Slurm bound it to CPUs none of which "
+		        "is local to its GPU %d (rdzv would use %s); kept\n", t->rank,
 		        bind.tab->rows[t->local_rank].gpu, bind.tab->rows[t->local_rank].cpus);
 	return 0;
 }
