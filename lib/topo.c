@@ -206,9 +206,15 @@ int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t er
 			goto fail;
 		}
 	} else {
+#if HWLOC_API_VERSION >= 0x00020100
 		for (i = 0; i < sizeof(skipped_components) / sizeof(skipped_components[0]); i++)
 			hwloc_topology_set_components(t->topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 			                              skipped_components[i]);
+#else
+		/* hwloc 2.0 has no per-topology blacklist: HWLOC_COMPONENTS=-gl,...
+		 * in slurmd's environment does the same. */
+		(void)i;
+#endif
 	}
 	if (hwloc_topology_load(t->topo) < 0) {
 		rdzv_err(err, errlen, "cannot load topology %s: %m", xml ? xml : "(live)");
