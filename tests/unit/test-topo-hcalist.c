@@ -76,5 +76,34 @@ int main(void)
 
 	rdzv_hca_list_destroy(NULL);
 	ok(1, "destroy accepts NULL");
+
+	/* Random strings over the list's alphabet: parse either refuses or
+	 * gives a list whose every name is non-empty (ASan checks the rest). */
+	{
+		static const char alphabet[] = "^=,:m5_01x -";
+		unsigned seed = 12345, n, bad = 0;
+
+		for (n = 0; n < 20000; n++) {
+			char s[24], err[128];
+			size_t len, k;
+
+			seed = seed * 1103515245u + 12345u;
+			len = (seed >> 16) % (sizeof(s) - 1);
+			for (k = 0; k < len; k++) {
+				seed = seed * 1103515245u + 12345u;
+				s[k] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+			}
+			s[len] = '\0';
+			if (rdzv_hca_list_parse(s, &l, err, sizeof(err)) == 0) {
+				for (k = 0; k < l->n; k++)
+					bad += !l->v[k].name[0];
+				rdzv_hca_list_allows(l, "mlx5_0", 1);
+				rdzv_hca_list_destroy(l);
+			} else {
+				bad += l != NULL || !err[0];
+			}
+		}
+		ok(bad == 0, "20000 random lists: refused with a reason, or parsed into non-empty names");
+	}
 	return done_testing();
 }
