@@ -1,0 +1,129 @@
+#!/bin/bash
+# The Debian package builds from the distributed tree with
+# `dpkg-buildpackage -us -uc -b`, depends on exactly the Slurm major it was
+# built against, installs (into a scratch root: dpkg -x) with its plugin in
+# Debian's plugin directory, man pages and a plugstack.conf.d example that
+# enables nothing, and its INSTALLED rdzv.so loads in the local Slurm
+# cluster and gives `srun --rdzv=torch` tasks their ranks. The RPM spec in
+# the same tree builds an rpm whose Release and Requires name the Slurm major.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/e2e.sh"
+e2e_require
+for tool in dpkg-buildpackage dh dh_autoreconf dpkg-deb; do
+	command -v $tool >/dev/null || skip_all "$tool not installed (tests/install-deps.sh: debhelper dpkg-dev)"
+done
+dpkg-query -W libslurm-dev >/dev/null 2>&1 || skip_all "libslurm-dev not installed"
+
+skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+
+work=$(mktemp -d /tmp/rdzv-0090.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# The packages are built by their own makes: nothing of this `make check`
+# (jobserver, TESTS=...) may leak into them.
+clean_env=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u TESTS)
+
+# The Slurm major as the test sees it, independently of debian/rules.
+slurm_version=$(dpkg-query -W -f='${Version}' libslurm-dev)
+major=$(printf '%s\n' "$slurm_version" | sed -E 's/^([0-9]+:)?([0-9]+)\.([0-9]+).*/\2.\3/')
+next=$(printf '%s\n' "$major" | awk -F. '{ printf "%d.%02d", $1, $2 + 1 }')
+diag "libslurm-dev $slurm_version: Slurm major $major"
+
+# What a packager gets: the tree `make dist` would pack.
+ver=$(sed -n 's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")
+tree=$work/spank-rdzv-$ver
+"${clean_env[@]}" make -s -C "$top_builddir" distdir distdir="$tree" >"$work/distdir.log" 2>&1
+is "$?" 0 "make distdir gives the tree packagers build from"
+[ -x "$tree/debian/rules" ] || { echo "Bail out! no debian/rules in the distributed tree"; exit 1; }
+tar -C "$work" -czf "$work/spank-rdzv-$ver.tar.gz" "spank-rdzv-$ver"
+
+# ---- Debian
+cp -a "$tree" "$work/deb"
+(cd "$work/deb" && "${clean_env[@]}" DEB_BUILD_OPTIONS="nocheck parallel=2" \
+	timeout 1200 dpkg-buildpackage -us -uc -b) >"$work/deb.log" 2>&1
+rc=$?
+is "$rc" 0 "dpkg-buildpackage -us -uc -b builds the package"
+[ "$rc" = 0 ] || { sed 's/^/#   /' "$work/deb.log" | tail -n 40; done_testing; exit 1; }
+deb=$(ls "$work"/spank-rdzv_"$ver"-*_*.deb 2>/dev/null | head -n 1)
+ok "$([ -f "$deb" ] && echo 0 || echo 1)" "a spank-rdzv .deb was written ($(basename "$deb"))"
+
+depends=$(dpkg-deb -f "$deb" Depends)
+diag "Depends: $depends"
+like "$depends" "slurm-wlm-basic-plugins \(>= $major\)" "Depends asks for Slurm $major or newer"
+like "$depends" "slurm-wlm-basic-plugins \(<< $next~\)" "Depends refuses Slurm $next and later (the next major)"
+if command -v apt-get >/dev/null; then
+	out=$(apt-get -s -o Debug::NoLocking=1 install "$deb" 2>&1)
+	like "$out" "Inst spank-rdzv" "the package's dependencies are satisfied by the installed Slurm (apt-get -s)"
+else
+	skip_one "apt-get not installed"
+fi
+
+root=$work/root
+dpkg -x "$deb" "$root"
+plugindir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
+plugin=$root$plugindir/rdzv.so
+ok "$([ -f "$plugin" ] && echo 0 || echo 1)" "rdzv.so is installed in Debian's Slurm plugin directory $plugindir"
+ok "$([ ! -e "$root$plugindir/rdzv.la" ] && echo 0 || echo 1)" "no libtool archive is shipped"
+for page in man8/rdzv.8 man1/rdzv-topo.1 man1/rdzv-hostfile.1 man1/rdzv-profile.1 man1/rdzv-preflight.1; do
+	ok "$([ -f "$root/usr/share/man/$page.gz" ] && echo 0 || echo 1)" "man page $page is installed"
+done
+for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight; do
+	ok "$([ -x "$root/usr/bin/$prog" ] && echo 0 || echo 1)" "helper $prog is installed"
+done
+out=$("$root/usr/bin/rdzv-hostfile" --nodelist='n[1-2]' --slots=4 2>&1)
+is "$(printf '%s' "$out" | tr '\n' ' ')" "n1 slots=4 n2 slots=4 " "the installed rdzv-hostfile runs"
+
+conf=$root/etc/slurm/plugstack.conf.d/rdzv.conf
+ok "$([ -f "$conf" ] && echo 0 || echo 1)" "the plugstack.conf.d example is installed"
+is "$(grep -v -E '^[[:space:]]*(#|$)' "$conf" | wc -l)" 0 "the example enables nothing (every line is a comment)"
+like "$(cat "$conf")" "^#required $plugindir/rdzv.so " "the example names the installed plugin's path"
+like "$(dpkg-deb -I "$deb" conffiles 2>/dev/null)" "/etc/slurm/plugstack.conf.d/rdzv.conf" "the example is a conffile (an admin's edits survive upgrades)"
+like "$(readelf -d "$plugin")" "BIND_NOW|FLAGS.*NOW" "the plugin is built with hardening (bindnow)"
+unlike "$(readelf -d "$plugin")" "libslurm" "the plugin does not link libslurm"
+
+# The installed plugin in the cluster, with the example's first line's
+# arguments: the common case an admin enables by uncommenting it.
+args=$(sed -n "s|^#required $plugindir/rdzv.so ||p" "$conf" | head -n 1)
+diag "plugstack arguments from the example: $args"
+e2e_start RDZV_PLUGIN="$plugin" RDZV_PLUGSTACK_ARGS="$args"
+trap 'e2e_stop; rm -rf "$work"' EXIT
+like "$(cat "$RDZV_CLUSTER_DIR/plugstack.conf")" "$plugin" "the cluster's plugstack.conf names the installed rdzv.so"
+run_to 60 srun -N2 -n4 --rdzv=torch printenv RANK
+is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "0 1 2 3 " "srun --rdzv=torch through the installed plugin gives every task its RANK"
+run_to 60 srun -N2 -n4 --rdzv=torch bash -c 'echo $WORLD_SIZE $MASTER_ADDR'
+is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "4 n1 " "... and the same WORLD_SIZE and MASTER_ADDR"
+run_to 30 srun -N1 --rdzv=bogus true
+like "$out" "valid modes are" "the installed plugin refuses a bad --rdzv value in srun"
+e2e_stop
+# Release the cluster (and its lock): other tests may start theirs during
+# the rpm build.
+trap 'rm -rf "$work"' EXIT
+exec 9>&-
+
+# ---- RPM
+if ! command -v rpmbuild >/dev/null; then
+	skip_one "rpmbuild not installed (Debian package rpm)"
+	done_testing
+	exit $?
+fi
+top=$work/rpmbuild
+# --nodeps: Debian has no slurm-devel rpm; -tb: the spec comes from the tarball.
+"${clean_env[@]}" timeout 1200 rpmbuild -tb --nodeps --nocheck \
+	--define "_topdir $top" --define "_dbpath $work/rpmdb" --define 'debug_package %{nil}' \
+	"$work/spank-rdzv-$ver.tar.gz" >"$work/rpm.log" 2>&1
+rc=$?
+is "$rc" 0 "rpmbuild -tb builds the rpm from the distributed tarball"
+[ "$rc" = 0 ] || sed 's/^/#   /' "$work/rpm.log" | tail -n 40
+rpm=$(ls "$top"/RPMS/*/spank-rdzv-"$ver"-*.rpm 2>/dev/null | head -n 1)
+ok "$([ -f "$rpm" ] && echo 0 || echo 1)" "an rpm was written ($(basename "$rpm"))"
+q() { rpm --dbpath "$work/rpmdb" -qp "$@" "$rpm" 2>/dev/null; }
+tag=${major/./}
+like "$(q --qf '%{RELEASE}')" "^1\.slurm$tag" "the rpm's Release names Slurm $major (1.slurm$tag)"
+requires=$(q --requires)
+like "$requires" "^slurm >= $major" "the rpm requires Slurm $major or newer"
+like "$requires" "^slurm < $next~" "the rpm refuses Slurm $next and later"
+files=$(q -l)
+like "$files" "/slurm/rdzv\.so$" "the rpm holds rdzv.so in the Slurm plugin directory"
+like "$files" "/man8/rdzv\.8" "the rpm holds the man page"
+like "$files" "/etc/slurm/plugstack.conf.d/rdzv.conf" "the rpm holds the plugstack.conf.d example"
+unlike "$files" "\.la$" "the rpm ships no libtool archive"
+done_testing
