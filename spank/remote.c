@@ -92,6 +92,21 @@ static char *read_hostfile(const char *path)
 	return buf;
 }
 
+/* A decimal variable of the job's environment: 1 read, 0 absent, -1 bad. */
+static int env_u32(spank_t sp, const char *name, uint32_t *out)
+{
+	char buf[32];
+	uint64_t v;
+	int rc = job_getenv(sp, name, buf, sizeof(buf));
+
+	if (rc <= 0)
+		return rc;
+	if (rdzv_parse_u64(buf, 0, UINT32_MAX, &v) < 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 1;
+}
+
 static int count_list(const char *s)
 {
 	int n = 0;
@@ -162,15 +177,30 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	struct rdzv_step *st = &rdzv.step;
 	char nodelist[8192], dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024], het[32];
 	char *hosttext = NULL;
+	uint32_t env_tasks = 0, env_nodes = 0;
 	struct rdzv_port_range eph, *ephp = NULL;
 	enum rdzv_port_source src;
 	int rv = -1, check;
 
-	if (job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0 && strcmp(het, "1") != 0)
+	/* A step across the components of a heterogeneous job is run by one
+	 * slurmstepd per component, each with its own job id, node ids and task
+	 * count (the component's), while the step's environment describes the
+	 * whole step: the two disagree. Observed on 22.05; a step inside one
+	 * component agrees and is handled like any other. */
+	if (env_u32(sp, "SLURM_STEP_NUM_TASKS", &env_tasks) > 0
+	    && env_u32(sp, "SLURM_STEP_NUM_NODES", &env_nodes) > 0
+	    && (env_tasks != st->ntasks || env_nodes != st->nnodes)) {
+		if (job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0)
+			return rdzv_err(err, errlen,
+			                "heterogeneous steps (--het-group with several components) are "
+			                "not supported by --rdzv: each component's slurmstepd numbers "
+			                "its own tasks, so global ranks cannot be derived; launch one "
+			                "component per step");
 		return rdzv_err(err, errlen,
-		                "heterogeneous steps (--het-group) are not supported by --rdzv: ranks "
-		                "of the components cannot be numbered from one node's view; launch "
-		                "one component per step");
+		                "contradictory step facts: Slurm's plugin interface says %u tasks on "
+		                "%u nodes, SLURM_STEP_NUM_TASKS/NODES say %u on %u",
+		                st->ntasks, st->nnodes, env_tasks, env_nodes);
+	}
 	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
 		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing or too long");
 	/* This node's Slurm name (for messages): the step's list at our index.
