@@ -1,0 +1,292 @@
+#!/bin/bash
+# run-bench.sh: the benchmarks of doc/performance.md, in one command.
+#
+#   make bench                      (from a build directory), or
+#   top_srcdir=SRC top_builddir=BUILD bench/run-bench.sh [OUTDIR]
+#
+# Parts (BENCH_PARTS, default "logic topo launch ttfc"):
+#   logic   bench/bench-logic: one task's environment for steps of 1k-100k
+#           nodes (1M tasks) from worst-case inputs, time and peak memory;
+#           task_init's per-task work and user_init's per-node work
+#   topo    bench/bench-topo: load + binding table for every real topology
+#           ($RDZV_TOPOLOGIES, default $top_srcdir/../shared/topologies),
+#           cold, new process, repeated; per-task row cost
+#   launch  the same step (3 nodes x 4 tasks running `true`) under the local
+#           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
+#           loaded / loaded with mode=off / mode=torch / torch + binding from
+#           a real topology + an NCCL profile; A/B rounds interleaved, order
+#           rotated each round, one allocation, one srun per sample
+#   ttfc    time from srun to every rank's first all-reduce done (PyTorch
+#           gloo, /usr/bin/python3): --rdzv=torch one task per rank,
+#           --rdzv=torchrun one torchrun per node, and today's shell glue
+# Knobs: BENCH_REPS (launch rounds, default 15), BENCH_TTFC_REPS (default
+# 3), BENCH_BATCHES (batches of the C benchmarks, default 7).
+# Output: the tables on stdout (also OUTDIR/bench.log), every sample in
+# OUTDIR/raw.csv, every summary row in OUTDIR/results.csv, the machine in
+# OUTDIR/machine.txt. OUTDIR defaults to $top_builddir/bench-results.
+# The cluster parts need root and Slurm and take the cluster lock that the
+# end-to-end tests take (/tmp/rdzv-cluster.lock); without them they are
+# skipped with the reason printed. Never run by `make check`.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top_srcdir=${top_srcdir:-$(cd "$here/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir/_build}
+export top_srcdir top_builddir
+PY=/usr/bin/python3
+STATPY=$(command -v python3 || echo $PY)
+cluster=$top_srcdir/tests/cluster/cluster.sh
+shim=$top_srcdir/tests/e2e/torchrun-shim.py
+app=$here/first-collective.py
+topologies=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+# The binding configuration's node: 4 A100 + 4 ConnectX-6 (JUWELS Booster),
+# the 4 GPUs each node of the local cluster fakes, and NICs that the
+# h100-ndr profile's NCCL_IB_HCA list names.
+bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
+bind_profile=h100-ndr
+parts=${BENCH_PARTS:-logic topo launch ttfc}
+reps=${BENCH_REPS:-15}
+ttfc_reps=${BENCH_TTFC_REPS:-3}
+export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
+
+say() { printf '%s\n' "$*"; }
+has_part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+usec() { local t=${1/./}; echo $((10#$t)); } # $EPOCHREALTIME -> microseconds
+
+# ---- inside the allocation (salloc runs this script again) ----
+
+# plugstack.conf for a configuration; "none" leaves the file empty: Slurm
+# then loads no plugin at all.
+set_config() {
+	case $1 in
+	none) : > "$RDZV_CLUSTER_DIR/plugstack.conf" ;;
+	off) bash "$cluster" plugstack mode=off ;;
+	torch) bash "$cluster" plugstack mode=torch ;;
+	full) bash "$cluster" plugstack mode=torch "topology=$bind_xml" bind=auto \
+		"profiles=$profdir" "profile=$bind_profile" ;;
+	esac
+}
+
+step() { srun -N3 -n12 --ntasks-per-node=4 --gres=gpu:4 "$@"; }
+
+# One step per configuration showing that it does what it says, before
+# anything is timed: no variables without the plugin or with mode=off,
+# RANK with torch, binding and profile variables with full.
+verify_launch() {
+	local c out want bad=0
+	for c in none off torch full; do
+		set_config "$c"
+		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE-unset}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
+		printf '%s\n' "$out" > "$out_dir/verify-$c.out"
+		case $c in
+		none | off) want=$(printf '%s\n' "$out" | grep -c 'RANK=unset CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
+		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset') ;;
+		full) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=mlx5_[0-3]:1 NCCL_NVLS_ENABLE=1') ;;
+		esac
+		say "verify $c: $want of 12 tasks as expected ($(printf '%s\n' "$out" | sed -n 's/^task 5 //p'))"
+		[ "$want" = 12 ] || { bad=1; sed 's/^/  /' "$out_dir/verify-$c.err" | head -n 5; }
+	done
+	return $bad
+}
+
+inside_launch() {
+	local r j c t0 t1 rc
+	local configs=(none off torch full)
+	say "launch: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST; $reps rounds + 1 warm-up, order rotated"
+	verify_launch || { say "launch: a configuration does not do what it should: not timed"; return 1; }
+	for ((r = 0; r <= reps; r++)); do
+		for ((j = 0; j < 4; j++)); do
+			c=${configs[(r + j) % 4]}
+			set_config "$c"
+			t0=$EPOCHREALTIME
+			step true >/dev/null 2>>"$out_dir/launch.err"
+			rc=$?
+			t1=$EPOCHREALTIME
+			[ "$r" = 0 ] && continue # warm-up round
+			if [ "$rc" = 0 ]; then
+				d=$(($(usec "$t1") - $(usec "$t0")))
+				printf "launch,3x4-true,%s,%d,step-wall,%d.%03d,ms\n" "$c" "$r" $((d / 1000)) $((d % 1000)) >> "$raw"
+			else
+				echo "launch,3x4-true,$c,$r,failed,$rc,rc" >> "$raw"
+			fi
+		done
+	done
+}
+
+# One time-to-first-collective run of configuration $1, round $2.
+ttfc_run() {
+	local c=$1 r=$2 t0 t1 rc out n port
+	port=$((29400 + r % 90))
+	case $c in
+	shell-glue) set_config none ;;
+	*) set_config off ;;
+	esac
+	t0=$EPOCHREALTIME
+	case $c in
+	rdzv-torch)
+		out=$(timeout -k 5 240 srun -N3 -n6 --ntasks-per-node=2 --rdzv=torch $PY "$app" 2>>"$out_dir/ttfc.err") ;;
+	rdzv-torchrun)
+		out=$(timeout -k 5 240 srun -N3 -n3 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun $PY "$shim" "$app" 2>>"$out_dir/ttfc.err") ;;
+	shell-glue)
+		# What job scripts do today without the plugin.
+		out=$(timeout -k 5 240 srun -N3 -n6 --ntasks-per-node=2 bash -c "export MASTER_ADDR=\$(scontrol show hostnames \"\$SLURM_JOB_NODELIST\" | head -n 1) MASTER_PORT=$port RANK=\$SLURM_PROCID WORLD_SIZE=\$SLURM_NTASKS LOCAL_RANK=\$SLURM_LOCALID; exec $PY $app" 2>>"$out_dir/ttfc.err") ;;
+	esac
+	rc=$?
+	t1=$EPOCHREALTIME
+	n=$(printf '%s\n' "$out" | grep -c '^BENCH_FC .* ok=1$')
+	if [ "$rc" != 0 ] || [ "$n" != 6 ]; then
+		echo "ttfc,3x2-ranks,$c,$r,failed,$rc,rc" >> "$raw"
+		say "ttfc $c round $r: FAILED (srun exit $rc, $n of 6 ranks reported)"
+		return
+	fi
+	printf '%s\n' "$out" | awk -v t0="${t0}" -v t1="${t1}" -v c="$c" -v r="$r" '
+		/^BENCH_FC / {
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			if (v["import"] > imp) imp = v["import"]
+			if (v["init"] > ini) ini = v["init"]
+			if (v["allreduce"] > ar) ar = v["allreduce"]
+		}
+		END {
+			printf "ttfc,3x2-ranks,%s,%d,first-collective,%.3f,s\n", c, r, ar - t0
+			printf "ttfc,3x2-ranks,%s,%d,last-import-done,%.3f,s\n", c, r, imp - t0
+			printf "ttfc,3x2-ranks,%s,%d,last-init-done,%.3f,s\n", c, r, ini - t0
+			printf "ttfc,3x2-ranks,%s,%d,srun-exit,%.3f,s\n", c, r, t1 - t0
+		}' >> "$raw"
+}
+
+inside_ttfc() {
+	local r j configs=(rdzv-torch rdzv-torchrun shell-glue)
+	$PY -c 'import torch.distributed' 2>/dev/null || { say "ttfc: skipped: $PY has no torch"; return 0; }
+	say "ttfc: $ttfc_reps rounds + 1 warm-up, order rotated, 6 ranks on 3 nodes"
+	for ((r = 0; r <= ttfc_reps; r++)); do
+		for ((j = 0; j < 3; j++)); do
+			if [ "$r" = 0 ]; then
+				ttfc_run "${configs[j]}" 0 >/dev/null
+				sed -i '/^ttfc,[^,]*,[^,]*,0,/d' "$raw" # warm-up: page cache, imports
+			else
+				ttfc_run "${configs[(r + j) % 3]}" "$r"
+			fi
+		done
+	done
+}
+
+if [ "${1:-}" = __inside__ ]; then
+	out_dir=$2 raw=$2/raw.csv profdir=$3
+	shift 3
+	rv=0
+	for p in "$@"; do
+		case $p in
+		launch) inside_launch || rv=1 ;;
+		ttfc) inside_ttfc || rv=1 ;;
+		esac
+	done
+	exit $rv
+fi
+
+# ---- the driver ----
+
+out_dir=${1:-$top_builddir/bench-results}
+mkdir -p "$out_dir" || exit 1
+out_dir=$(cd "$out_dir" && pwd)
+raw=$out_dir/raw.csv
+results=$out_dir/results.csv
+rm -f "$raw" "$results" "$out_dir"/*.err "$out_dir"/verify-*
+echo "section,case,config,round,metric,value,unit" > "$raw"
+exec > >(tee "$out_dir/bench.log") 2>&1
+
+describe_machine() {
+	local cpu mem hw torch slurm
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+	hw=$(pkg-config --modversion hwloc 2>/dev/null)
+	torch=$($PY -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)
+	slurm=$(slurmd -V 2>/dev/null || echo none)
+	say "date:      $(date -u '+%Y-%m-%d %H:%M UTC')"
+	say "commit:    $(git -C "$top_srcdir" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top_srcdir" diff --quiet HEAD -- lib spank bench 2>/dev/null || echo ' (+ local changes)')"
+	say "cpus:      $(nproc) online ($(getconf _NPROCESSORS_CONF) configured): $cpu"
+	say "memory:    $mem"
+	say "kernel:    $(uname -sr)"
+	say "os:        $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+	say "slurm:     $slurm"
+	say "hwloc:     ${hw:-unknown} (built against), $(hwloc-info --version 2>/dev/null || echo 'no hwloc-info')"
+	say "torch:     $torch ($($PY --version 2>&1))"
+	say "compiler:  $(${CC:-cc} --version 2>/dev/null | head -n 1)"
+	say "load:      $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at start"
+}
+
+say "spank-rdzv benchmarks ($parts); results in $out_dir"
+describe_machine | tee "$out_dir/machine.txt"
+start=$EPOCHREALTIME
+rv=0
+
+# The profile directory the plugin accepts: root-owned, not writable by
+# group or others, all the way up (lib/profile_dir.c).
+profdir=$out_dir/profiles
+rm -rf "$profdir"
+mkdir -p "$profdir" && chmod 755 "$profdir"
+cp "$top_srcdir"/etc/profiles/*.profile "$profdir"/ 2>/dev/null && chmod 644 "$profdir"/*.profile
+[ -f "$profdir/$bind_profile.profile" ] || say "note: no etc/profiles/$bind_profile.profile: profile parts skipped"
+
+if has_part logic; then
+	node=localhost
+	getent hosts n1 >/dev/null 2>&1 && node=n1
+	"$top_builddir/bench/bench-logic" scale --csv "$results" || rv=1
+	args=(--node "$node")
+	[ -f "$bind_xml" ] && args+=(--topology "$bind_xml")
+	[ -f "$profdir/$bind_profile.profile" ] && args+=(--profiles "$profdir" --profile "$bind_profile")
+	"$top_builddir/bench/bench-logic" task --csv "$results" "${args[@]}" || rv=1
+fi
+
+if has_part topo; then
+	if ls "$topologies"/*.xml >/dev/null 2>&1; then
+		"$top_builddir/bench/bench-topo" --csv "$results" "$topologies"/*.xml || rv=1
+	else
+		say "topo: skipped: no topologies in $topologies (set RDZV_TOPOLOGIES)"
+	fi
+fi
+
+cluster_parts=
+has_part launch && cluster_parts+=" launch"
+has_part ttfc && cluster_parts+=" ttfc"
+why=
+if [ -n "$cluster_parts" ]; then
+	[ "$(id -u)" = 0 ] || why="needs root (slurmd, mknod)"
+	command -v slurmctld >/dev/null && command -v srun >/dev/null || why=${why:-"Slurm not installed"}
+	[ -f "$top_builddir/spank/.libs/rdzv.so" ] || why=${why:-"rdzv.so not built"}
+	[ -f "$cluster" ] || why=${why:-"no tests/cluster/cluster.sh"}
+	[ -f "$bind_xml" ] && [ -f "$profdir/$bind_profile.profile" ] || why=${why:-"no $bind_xml or $bind_profile profile"}
+fi
+if [ -n "$cluster_parts" ] && [ -n "$why" ]; then
+	say "launch/ttfc: skipped: $why"
+elif [ -n "$cluster_parts" ]; then
+	say ""
+	say "cluster: waiting for /tmp/rdzv-cluster.lock (end-to-end tests hold it while they run)"
+	exec 9>/tmp/rdzv-cluster.lock
+	if ! flock -w 900 9; then
+		say "cluster: lock not obtained in 900 s: launch/ttfc skipped"
+		rv=1
+	else
+		trap 'bash "$cluster" stop >/dev/null 2>&1' EXIT
+		if ! RDZV_PLUGSTACK_ARGS=mode=off bash "$cluster" start > "$out_dir/cluster-start.log" 2>&1; then
+			say "cluster: did not start: $(tail -n 5 "$out_dir/cluster-start.log" | tr '\n' ' ')"
+			rv=1
+		else
+			. "$RDZV_CLUSTER_DIR/env.sh"
+			# One allocation, every sample a step inside it (steps are what the
+			# plugin runs in; the allocation's own cost is not the plugin's).
+			salloc -N3 --ntasks-per-node=4 --gres=gpu:4 -t 60 -J rdzv-bench \
+				bash "$0" __inside__ "$out_dir" "$profdir" $cluster_parts || rv=1
+		fi
+		bash "$cluster" stop >/dev/null 2>&1
+		trap - EXIT
+	fi
+	exec 9>&-
+fi
+
+if [ "$(wc -l < "$raw")" -gt 1 ]; then
+	$STATPY "$here/summarize.py" "$raw" "$results" || rv=1
+fi
+say ""
+say "total: $(( ($(usec "$EPOCHREALTIME") - $(usec "$start")) / 1000000 )) s; load $(cut -d' ' -f1-3 /proc/loadavg) at end"
+say "CSV: $results (summaries), $raw (samples)"
+exit $rv
