@@ -585,6 +585,7 @@ struct peer {
 
 struct slot {
 	struct rdzv_boot_hello *hello; /* NULL until the rank said hello */
+	int told;                      /* aborting: the rank heard why */
 	char ip[RDZV_BOOT_ADDR_MAX];
 	struct peer *peer;
 	uint32_t seq;                  /* phase of blob, 0 for none */
@@ -604,6 +605,8 @@ struct rdzv_boot_server {
 	char notes[NNOTES][NOTE_LEN];
 	char fatal[512];
 	int failed;
+	const char *aborting;          /* the reason every late rank is refused with */
+	uint32_t ntold;
 };
 
 static void note(struct rdzv_boot_server *s, const char *fmt, ...) RDZV_PRINTF(2, 3);
@@ -824,6 +827,15 @@ static int on_hello(struct rdzv_boot_server *s, size_t i)
 	char why[1024];
 	uint32_t r = p->rx.hdr.rank;
 
+	if (s->aborting) {
+		/* The run failed already: tell a late rank at once. */
+		if (p->rx.hdr.type == RDZV_BOOT_HELLO && r < s->world && !s->slot[r].told) {
+			s->slot[r].told = 1;
+			s->ntold++;
+		}
+		reject(s, i, s->aborting);
+		return 0;
+	}
 	if (p->rx.hdr.type != RDZV_BOOT_HELLO) {
 		snprintf(why, sizeof(why), "expected a hello, got message type %u", p->rx.hdr.type);
 		reject(s, i, why);
@@ -846,6 +858,8 @@ static int on_hello(struct rdzv_boot_server *s, size_t i)
 		snprintf(why, sizeof(why), "rank %u on %s (%s) has WORLD_SIZE=%u, rank 0 has %u",
 		         r, h.host, p->addr, h.world, s->world);
 		fatal(s, "%s", why);
+		if (r < s->world)
+			s->slot[r].told = 1; /* it heard why: no need to wait for it */
 		reject(s, i, why);
 		return 0;
 	}
@@ -1061,8 +1075,14 @@ int rdzv_boot_server_allgather(struct rdzv_boot_server *s, uint32_t seq, const v
 			return rdzv_err(err, errlen, "%s", s->fatal);
 		for (have = 0, r = 0; r < s->world; r++)
 			have += s->slot[r].hello && s->slot[r].seq == seq;
-		if (have == s->world)
+		if (have == s->world) {
+			/* One look at what else is waiting: a second rank 1
+			 * that arrived with the others must fail the run. */
+			pump(s, 0);
+			if (s->failed)
+				return rdzv_err(err, errlen, "%s", s->fatal);
 			break;
+		}
 		if (rdzv_boot_now_ms() >= deadline) {
 			char miss[1024];
 
@@ -1106,19 +1126,48 @@ fail:
 	return rv;
 }
 
-void rdzv_boot_server_abort(struct rdzv_boot_server *s, const char *reason)
+void rdzv_boot_server_abort(struct rdzv_boot_server *s, const char *reason, int64_t linger_until)
 {
 	int64_t until = rdzv_boot_now_ms() + 2000;
+	uint32_t r;
 
-	while (s->npeer) {
-		struct peer *p = s->peer[s->npeer - 1];
+	size_t i;
+
+	for (i = 0; i < s->npeer; i++) {
+		struct peer *p = s->peer[i];
 
 		/* Ranks waiting for a welcome are told too, so that every rank
 		 * of the step ends with the reason, not with a dropped line. */
 		rdzv_boot_send_frame(p->fd, p->is_rank ? RDZV_BOOT_ABORT : RDZV_BOOT_REJECT, 0,
 		                     s->cur_seq, reason, (uint32_t)strlen(reason), until, NULL, 0);
-		drop_peer(s, s->npeer - 1);
+		shutdown(p->fd, SHUT_WR);
 	}
+	/* Closing a socket with unread input (a rank's blob for the next
+	 * phase) makes the kernel send a reset, which can destroy the reason
+	 * before the rank reads it: drain until each rank hangs up. */
+	until = rdzv_boot_now_ms() + 1000;
+	while (s->npeer && rdzv_boot_now_ms() < until) {
+		struct pollfd pfd = { s->peer[0]->fd, POLLIN, 0 };
+		unsigned char junk[4096];
+
+		if (poll(&pfd, 1, wait_ms(until)) > 0 && recv(pfd.fd, junk, sizeof(junk), 0) > 0)
+			continue;
+		if (pfd.revents)
+			drop_peer(s, 0);
+	}
+	while (s->npeer)
+		drop_peer(s, s->npeer - 1);
+	s->aborting = reason;
+	s->ntold = 0;
+	for (r = 0; r < s->world; r++) {
+		s->slot[r].told = r == 0 || s->slot[r].hello || s->slot[r].told;
+		s->ntold += (uint32_t)s->slot[r].told;
+	}
+	/* A rank that starts late would otherwise retry until its own
+	 * timeout: keep answering, with the reason, until all have heard. */
+	while (s->ntold < s->world && rdzv_boot_now_ms() < linger_until)
+		pump(s, linger_until);
+	s->aborting = NULL;
 }
 
 /* ---------------------------------------------------------------- client */

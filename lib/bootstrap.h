@@ -149,8 +149,11 @@ int rdzv_boot_server_allgather(struct rdzv_boot_server *s, uint32_t seq, const v
                                size_t *alllen, char *err, size_t errlen);
 
 /* Tell every connected rank the run failed (best effort, bounded by a
- * short deadline) and close their connections. */
-void rdzv_boot_server_abort(struct rdzv_boot_server *s, const char *reason);
+ * short deadline) and close their connections; then, until linger_until or
+ * until every rank has heard, refuse late ranks with the reason, so that
+ * they end now instead of at their own timeout. reason must stay valid
+ * during the call. */
+void rdzv_boot_server_abort(struct rdzv_boot_server *s, const char *reason, int64_t linger_until);
 
 /* What the server knows about rank r once it said hello: its hello, and the
  * numeric address its connection came from (the address other ranks can

@@ -436,7 +436,9 @@ failed:
 	if (!run.fatal[0])
 		snprintf(run.fatal, sizeof(run.fatal), "%s", err);
 	if (l.srv) {
-		rdzv_boot_server_abort(l.srv, run.fatal);
+		/* Until the join timeout, late ranks can still arrive: rank 0
+		 * answers them with the reason instead of leaving them to retry. */
+		rdzv_boot_server_abort(l.srv, run.fatal, run.reports ? 0 : deadline);
 	} else {
 		/* Rank 0 prints the reason once; the others only when told to,
 		 * or when rank 0 could not hear about it. */
