@@ -31,6 +31,9 @@ ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "nothing was launched"
 
 run_to 30 srun -N2 -n2 --rdzv=torch --export=ALL,MASTER_PORT=31555 printenv MASTER_PORT
 is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "31555 " "a user-exported MASTER_PORT is honoured on every task"
+run_to 30 srun -N1 -n2 --rdzv=torch --rdzv-verbose --export=ALL,MASTER_PORT=31555 true
+like "$out" "MASTER_PORT=31555 \(the user's value; rdzv would set [0-9]+\)" "--rdzv-verbose says the user's MASTER_PORT won"
+is "$(printf '%s\n' "$out" | grep -c 'node 0 of 1')" 1 "--rdzv-verbose prints its table once per node, not once per task"
 run_to 30 srun -N2 -n2 --rdzv=torch --rdzv-port=31666 printenv MASTER_PORT
 is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "31666 " "--rdzv-port sets MASTER_PORT on every task"
 run_to 30 env RDZV_MODE=torch srun -N2 -n2 printenv RANK
@@ -43,6 +46,9 @@ e2e_plugstack mode=torch
 run_to 30 srun -N2 -n2 printenv RANK
 is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "0 1 " "plugstack mode=torch makes torch the site default"
 
+e2e_plugstack mode=torch master_addr=ip
+run_to 30 srun -N2 -n2 printenv MASTER_ADDR
+is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "127.0.1.1 " "plugstack master_addr=ip gives rank 0's node as an address"
 e2e_plugstack mode=torch colour=blue
 run_to 30 srun -N1 true
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "an unknown plugstack argument stops srun"
