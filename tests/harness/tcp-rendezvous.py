@@ -2,8 +2,11 @@
 """tcp-rendezvous.py: the smallest rendezvous that notices a port collision.
 
 Each task reads RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as the plugin
-set them). Rank 0 binds MASTER_ADDR:MASTER_PORT without SO_REUSEPORT, so a
-second step on the same address and port fails to bind; it accepts the
+set them). Rank 0 binds MASTER_ADDR:MASTER_PORT with SO_REUSEADDR and
+without SO_REUSEPORT, as torch's TCPStore does: a connection of an earlier
+step left in TIME_WAIT does not block it (the test cluster restarts job ids
+at 1, so earlier tests used the same derived ports), but a second step
+listening on the same address and port makes the bind fail. It accepts the
 other ranks, checks they all belong to its own job step (cross-talk between
 steps is the other face of a collision), holds the port for HOLD seconds so
 that concurrent steps overlap, and answers each. Every task prints one line:
@@ -38,6 +41,7 @@ def main():
     deadline = time.time() + TIMEOUT
     if rank == 0:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((socket.gethostbyname(addr), port))
         except OSError as e:
