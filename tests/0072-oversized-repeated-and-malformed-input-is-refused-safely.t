@@ -30,6 +30,11 @@ for opt in rdzv-bind nccl-profile; do
 	ok "$([ "$(maxline "$err")" -lt 600 ] && echo 0 || echo 1)" \
 		"srun --$opt=<70 kB>: any message is bounded ($(maxline "$err") bytes)"
 done
+# A profile name is a name, never a path (it is looked up in the admin's
+# directory as the job's user).
+h "srun --nccl-profile=../../etc/passwd" $local_step -o nccl-profile=../../etc/passwd "$plugin"
+like "$out" "step failed in options" "srun --nccl-profile=../../etc/passwd: refused before launch"
+like "$err" "not paths|contains '/'" "srun --nccl-profile=../../etc/passwd: the message says profiles are names"
 h "RDZV_MODE=<70 kB>" $local_step -e "RDZV_MODE=$big" "$plugin"
 like "$out" "step failed in init_post_opt" "RDZV_MODE=<70 kB> (environment fallback): srun refuses it"
 like "$err" "invalid RDZV_MODE" "RDZV_MODE=<70 kB>: the message names the variable"
