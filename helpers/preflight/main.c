@@ -361,11 +361,11 @@ int main(int argc, char **argv)
 	blob = NULL;
 	blen = 0;
 	plan.world = env.world;
-	plan.addr = calloc(env.world, sizeof(*plan.addr));
-	plan.port = calloc(env.world, sizeof(*plan.port));
-	if (!plan.addr || !plan.port)
-		goto failed_local;
 	if (l.srv) {
+		plan.addr = calloc(env.world, sizeof(*plan.addr));
+		plan.port = calloc(env.world, sizeof(*plan.port));
+		if (!plan.addr || !plan.port)
+			goto failed_local;
 		decide_gpu(&opts, run.reports, env.world, &plan);
 		snprintf(plan.addr[0], RDZV_BOOT_ADDR_MAX, "%s", env.master_addr);
 		plan.port[0] = link_port;

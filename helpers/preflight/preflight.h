@@ -161,6 +161,7 @@ void pf_report_net(struct pf_report *r, const char *fmt, ...) RDZV_PRINTF(2, 3);
 int pf_report_encode(const struct pf_report *r, char **out, size_t *len);
 int pf_report_decode(const char *text, size_t len, struct pf_report *r, char *err, size_t errlen);
 int pf_plan_encode(const struct pf_plan *p, char **out, size_t *len);
+/* p->world set, p zeroed or from an earlier decode (its arrays are freed). */
 int pf_plan_decode(const char *text, size_t len, struct pf_plan *p, char *err, size_t errlen);
 void pf_plan_free(struct pf_plan *p);
 int pf_result_encode(const struct pf_result *r, char **out, size_t *len);

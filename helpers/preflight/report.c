@@ -609,6 +609,7 @@ int pf_plan_decode(const char *text, size_t len, struct pf_plan *p, char *err, s
 {
 	uint32_t world = p->world;
 
+	pf_plan_free(p);
 	memset(p, 0, sizeof(*p));
 	p->world = world;
 	p->addr = calloc(world, sizeof(*p->addr));

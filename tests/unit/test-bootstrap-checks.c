@@ -81,6 +81,7 @@ static void test_decode_refuses_garbage(void)
 	   "a size line with trailing text is refused");
 	ok(pf_result_decode("link_gbps=fast\n", 15, &z, err, sizeof(err)) < 0,
 	   "a non-numeric bandwidth is refused");
+	memset(&p, 0, sizeof(p));
 	p.world = 2;
 	ok(pf_plan_decode("addr=5 10.0.0.1 4000\n", 21, &p, err, sizeof(err)) < 0,
 	   "a plan address for a rank out of range is refused");
@@ -141,6 +142,7 @@ static void test_roundtrip(void)
 	snprintf(p.addr[1], RDZV_BOOT_ADDR_MAX, "10.0.0.2");
 	p.port[1] = 4242;
 	snprintf(p.nccl_id, sizeof(p.nccl_id), "abcd");
+	memset(&q, 0, sizeof(q));
 	q.world = 2;
 	ok(pf_plan_encode(&p, &text, &len) == 0 && pf_plan_decode(text, len, &q, err, sizeof(err)) == 0,
 	   "a plan round-trips");
