@@ -46,21 +46,6 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int all_gpus(size_t n, char *buf, size_t len)
-{
-	size_t i, used = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < n; i++) {
-		int w = snprintf(buf + used, len - used, "%s%zu", i ? "," : "", i);
-
-		if (w < 0 || (size_t)w >= len - used)
-			return -1;
-		used += (size_t)w;
-	}
-	return 0;
-}
-
 /* The per-task work of task_init without touching this process: fill the
  * row's variables and decide (dry run) the CPU binding. */
 static int task_work(const struct rdzv_bind_table *tab, size_t i, char *err, size_t errlen)
@@ -191,7 +176,7 @@ int main(int argc, char **argv)
 	if (rdzv_topo_load(input, &t, err, sizeof(err)) < 0)
 		goto fail;
 	if (strcmp(gpus, "all") == 0) {
-		if (all_gpus(rdzv_topo_gpu_count(t), allbuf, sizeof(allbuf)) < 0) {
+		if (rdzv_topo_gpu_list(t, allbuf, sizeof(allbuf)) < 0) {
 			snprintf(err, sizeof(err), "too many GPUs");
 			goto fail;
 		}

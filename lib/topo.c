@@ -251,6 +251,23 @@ size_t rdzv_topo_nic_count(const struct rdzv_topo *t)
 	return t->nnics;
 }
 
+int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	for (i = 0; i < t->ngpus; i++) {
+		int w = snprintf(buf + used, len - used, "%s%zu", i ? "," : "", i);
+
+		if (w < 0 || (size_t)w >= len - used)
+			return -1;
+		used += (size_t)w;
+	}
+	return 0;
+}
+
 hwloc_const_cpuset_t rdzv_topo_gpu_cpuset(const struct rdzv_topo *t, size_t g)
 {
 	return hwloc_get_non_io_ancestor_obj(t->topo, t->gpus[g].pci)->cpuset;

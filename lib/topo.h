@@ -50,6 +50,11 @@ void rdzv_topo_destroy(struct rdzv_topo *t); /* accepts NULL */
 size_t rdzv_topo_gpu_count(const struct rdzv_topo *t);
 size_t rdzv_topo_nic_count(const struct rdzv_topo *t);
 
+/* All the node's GPUs as a step GPU list, "0,1,...,n-1" ("" without GPUs),
+ * for a step that holds the whole node. Returns 0, or -1 when buf is too
+ * small. */
+int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len);
+
 /* One line describing GPU i or NIC port i ("gpu 0 0000:4e:00.0 numa 3"...).
  * Returns 0, or -1 when i is out of range or buf too small. */
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
