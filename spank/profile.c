@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "profile_policy.h"
 #include "util.h"
 
 #define PARTITION_MAX 256
@@ -30,6 +31,7 @@ static struct {
 	struct rdzv_envset *resolved; /* user_init's result for this node */
 	struct rdzv_profile_pick pick;
 	char partition[PARTITION_MAX];
+	char *policy;                 /* RDZV_NCCL_POLICY for the NCCL env plugin */
 } prof;
 
 int rdzv_profile_option(const char *val, char *err, size_t errlen)
@@ -153,6 +155,24 @@ static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
 	return spank_getenv(sp, name, buf, (int)len) == ESPANK_SUCCESS ? 1 : 0;
 }
 
+/* When the profile enforces NCCL_ENV_PLUGIN (the admin installed
+ * libnccl-env-rdzv.so), hand the enforced entries to it: NCCL then keeps
+ * them even if the program changes its environment before NCCL starts. */
+static int carry_policy(char *err, size_t errlen)
+{
+	const struct rdzv_env_entry *e = rdzv_envset_find(prof.resolved, "NCCL_ENV_PLUGIN");
+
+	free(prof.policy);
+	prof.policy = NULL;
+	if (!e || e->policy != RDZV_SET_ENFORCE)
+		return 0;
+	if (!(prof.policy = malloc(RDZV_VALUE_MAX)))
+		return rdzv_err(err, errlen, "out of memory");
+	if (rdzv_policy_encode(prof.resolved, prof.policy, RDZV_VALUE_MAX, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
 int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 {
 	struct rdzv_profile_dir d;
@@ -188,6 +208,8 @@ int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 		goto fail;
 	for (i = 0; i < notes.n; i++)
 		slurm_verbose(RDZV_TAG ": %s", notes.v[i]);
+	if (carry_policy(err, errlen) < 0)
+		goto fail;
 	rv = 0;
 fail:
 	if (rv < 0) {
@@ -237,6 +259,9 @@ int rdzv_profile_task_init(spank_t sp, const struct rdzv_task *t, struct rdzv_en
 		if (rdzv_envset_add(env, e->name, e->value, e->policy, e->origin, err, errlen) < 0)
 			return -1;
 	}
+	if (prof.policy && rdzv_envset_add(env, RDZV_POLICY_VAR, prof.policy, RDZV_SET_ENFORCE,
+	                                   "profile (for NCCL's env plugin)", err, errlen) < 0)
+		return -1;
 	if (rdzv.step.node_id == 0 && t->local_rank == 0)
 		say_which();
 	return 0;
@@ -253,4 +278,6 @@ void rdzv_profile_exit(void)
 {
 	rdzv_envset_destroy(prof.resolved);
 	prof.resolved = NULL;
+	free(prof.policy);
+	prof.policy = NULL;
 }

@@ -38,6 +38,13 @@ default NCCL_IB_HCA=mlx5_9
 default NCCL_P2P_DISABLE=1
 EOF
 printf 'description Broken\n\ndefault NCCL_IB_HCAS=mlx5_0\n' > "$pdir/broken.profile"
+# NCCL's environment plugin keeps enforced entries inside the process
+cat > "$pdir/envplug.profile" <<EOF
+description In-process enforcement through NCCL's env plugin
+enforce NCCL_ENV_PLUGIN=$top_builddir/nccl/.libs/libnccl-env-rdzv.so
+enforce NCCL_SOCKET_IFNAME==lo
+EOF
+printf 'description Without the env plugin\nenforce NCCL_SOCKET_IFNAME==lo\n' > "$pdir/noplug.profile"
 printf 'enforce NCCL_IB_HCA=evil\n' > "$outside/evil.profile"
 chmod 644 "$pdir"/*.profile "$outside"/*.profile
 ln -s base.profile "$pdir/alias.profile"
@@ -106,10 +113,38 @@ like "$out" "gpu +GPU partition" "sbatch lists too"
 is "$(njobs)" "$n0" "listing created no job"
 ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "listing launched nothing"
 
+# --- enforcement inside the process (NCCL >= 2.28 environment plugin) ---
+run_to 30 srun -N1 -n1 --nccl-profile=envplug bash -c 'printf "%s\n" "$RDZV_NCCL_POLICY" | tr "\036" "|"'
+like "$out" "^NCCL_ENV_PLUGIN=[^|]*libnccl-env-rdzv.so\|NCCL_SOCKET_IFNAME==lo\|NCCL_IB_HCA==mlx5_0:1\|NCCL_P2P_DISABLE$" "a profile enforcing NCCL_ENV_PLUGIN hands every enforced/unset entry to it"
+run_to 30 srun -N1 -n1 --nccl-profile=noplug printenv RDZV_NCCL_POLICY
+ok "$(not0 "$rc")" "without NCCL_ENV_PLUGIN enforced, no policy variable is added"
+if [ "${RDZV_HAVE_CUDA:-no}" = yes ] && [ -f "$top_builddir/nccl/.libs/libnccl-env-rdzv.so" ] \
+   && cat > probe.c <<'EOF' && cc -w -I/usr/local/cuda/include -o probe probe.c -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lnccl 2>/dev/null; then
+#include <stdio.h>
+#include <stdlib.h>
+#include <nccl.h>
+int main(void) /* re-exports after launch, then starts NCCL */
+{
+	ncclUniqueId id;
+	setenv("NCCL_SOCKET_IFNAME", "=rdzv-no-such-if0", 1);
+	puts(ncclGetUniqueId(&id) == ncclSuccess ? "nccl-ok" : "nccl-failed");
+	return 0;
+}
+EOF
+	run_to 60 srun -N2 -n2 --nccl-profile=envplug ./probe
+	is "$(uniq_of "$out")" "nccl-ok " "with the env plugin, NCCL in every task keeps the enforced interface the program re-exported"
+	run_to 60 srun -N2 -n2 --nccl-profile=noplug ./probe
+	is "$(uniq_of "$out")" "nccl-failed " "without it, the program's re-export reaches NCCL (the gap the plugin closes)"
+else
+	ok 0 "# SKIP NCCL headers or libnccl-env-rdzv.so missing"
+	ok 0 "# SKIP NCCL headers or libnccl-env-rdzv.so missing"
+fi
+
 # --- refusals before launch ---
+n0=$(njobs)
 run_to 30 srun -N1 --nccl-profile=nosuch touch "$marker"
 ok "$(not0 "$rc")" "an unknown profile stops srun"
-like "$out" "no such profile \(available: alias, base, broken, dbg, escape, gpu; or none, list\)" "the error lists the valid profiles"
+like "$out" "no such profile \(available: alias, base, broken, dbg, envplug, escape, gpu, noplug; or none, list\)" "the error lists the valid profiles"
 run_to 30 srun -N1 --nccl-profile=../etc/passwd touch "$marker"
 like "$out" "contains '/'" "a traversal name is refused"
 run_to 30 srun -N1 --nccl-profile=.hidden touch "$marker"
