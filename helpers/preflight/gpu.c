@@ -13,6 +13,7 @@
 #include "preflight.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +28,11 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #pragma GCC diagnostic pop
+
+/* Non-blocking communicators (ncclConfig_t) came with NCCL 2.14. */
+#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error "rdzv-preflight's GPU path needs NCCL 2.14 or later (configure --without-cuda builds the CPU path)"
+#endif
 
 #include "busbw.h"
 #include "topo.h"
@@ -71,8 +77,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void lower(char *s)
+/* One spelling for PCI bus ids: CUDA writes "0000:3B:00.0", nvidia-smi
+ * "00000000:3B:00.0", hwloc "0000:3b:00.0". Left alone if it does not
+ * parse. */
+static void norm_busid(char *s, size_t len)
 {
+	unsigned dom, bus, dev, fn;
+	int n = 0;
+
+	if (sscanf(s, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &n) == 4 && s[n] == '\0')
+		snprintf(s, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	for (; *s; s++)
 		*s = (char)tolower((unsigned char)*s);
 }
@@ -90,7 +104,7 @@ static int topo_busid(unsigned idx, char *busid, size_t len)
 	if (rdzv_topo_format_gpu(t, idx, line, sizeof(line)) == 0 &&
 	    sscanf(line, "gpu %*u %63s", id) == 1) {
 		snprintf(busid, len, "%s", id);
-		lower(busid);
+		norm_busid(busid, len);
 		rv = 0;
 	}
 	rdzv_topo_destroy(t);
@@ -178,7 +192,7 @@ void pf_gpu_probe(const struct pf_env *e, struct pf_report *r)
 		                  cudaGetErrorName(ce));
 		return;
 	}
-	lower(r->gpu_busid);
+	norm_busid(r->gpu_busid, sizeof(r->gpu_busid));
 	r->gpu_index = dev;
 	snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", prop.name);
 	fmt_uuid((const unsigned char *)prop.uuid.bytes, uuid, sizeof(uuid));
@@ -238,10 +252,11 @@ static ncclResult_t wait_comm(ncclComm_t comm, int64_t deadline)
  * NCCL report an async error instead of the kernel ever finishing. */
 static int sync_stream(cudaStream_t s, ncclComm_t comm, int64_t deadline, struct pf_result *res)
 {
+	unsigned long spins = 0;
+
 	for (;;) {
 		cudaError_t ce = cudaStreamQuery(s);
 		ncclResult_t st = ncclSuccess;
-		struct timespec ts = { 0, 50000 };
 
 		if (ce == cudaSuccess)
 			return 0;
@@ -250,6 +265,10 @@ static int sync_stream(cudaStream_t s, ncclComm_t comm, int64_t deadline, struct
 			         cudaGetErrorString(ce), cudaGetErrorName(ce));
 			return -1;
 		}
+		/* Spin like nccl-tests (a sleep would add to small sizes'
+		 * times); look at NCCL and the clock now and then. */
+		if (++spins % 1024)
+			continue;
 		ncclCommGetAsyncError(comm, &st);
 		if (st != ncclSuccess && st != ncclInProgress) {
 			PF_FAILF(res->gpu_err, "NCCL async error: %s (%s)", ncclGetErrorString(st),
@@ -260,7 +279,7 @@ static int sync_stream(cudaStream_t s, ncclComm_t comm, int64_t deadline, struct
 			PF_FAILF(res->gpu_err, "NCCL all-reduce did not finish in time (a peer stuck?)");
 			return -1;
 		}
-		nanosleep(&ts, NULL);
+		sched_yield();
 	}
 }
 
@@ -271,6 +290,7 @@ static int timed(ncclComm_t comm, cudaStream_t s, float *send, float *recv, uint
 	size_t count = bytes / sizeof(float);
 	unsigned i;
 	double t0 = now_s();
+	ncclResult_t r;
 
 	for (i = 0; i < WARMUP + iters; i++) {
 		if (i == WARMUP) {
@@ -278,10 +298,15 @@ static int timed(ncclComm_t comm, cudaStream_t s, float *send, float *recv, uint
 				return -1;
 			t0 = now_s();
 		}
-		NCCLCHECK(res, comm, ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, s));
-		if (wait_comm(comm, deadline) != ncclSuccess) {
-			PF_FAILF(res->gpu_err, "ncclAllReduce of %llu bytes did not complete in time",
-			         (unsigned long long)bytes);
+		r = ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, s);
+		/* Non-blocking communicator: a call may return while NCCL is
+		 * still enqueuing; the next one must wait for it. */
+		if (r == ncclInProgress)
+			r = wait_comm(comm, deadline);
+		if (r != ncclSuccess) {
+			PF_FAILF(res->gpu_err, "NCCL failure 'ncclAllReduce' of %llu bytes: %s (%s)",
+			         (unsigned long long)bytes, r == ncclInProgress ? "not done in time"
+			         : ncclGetErrorString(r), ncclGetLastError(comm));
 			return -1;
 		}
 	}
@@ -289,8 +314,6 @@ static int timed(ncclComm_t comm, cudaStream_t s, float *send, float *recv, uint
 		return -1;
 	*t = (now_s() - t0) / iters;
 	return 0;
-fail:
-	return -1;
 }
 
 void pf_gpu_run(const struct pf_env *e, const struct pf_opts *o, const struct pf_report *reps,
@@ -358,8 +381,6 @@ void pf_gpu_run(const struct pf_env *e, const struct pf_opts *o, const struct pf
 				         "want %g", (unsigned long long)z->bytes, j, (double)host[j], want);
 				goto fail;
 			}
-		for (j = 0; j < count; j++) /* restore the send pattern in the host copy */
-			host[j] = (float)(e->rank % 7 + 1);
 		rdzv_bw_compute(RDZV_COLL_ALLREDUCE, z->bytes, z->us, e->world, &z->algbw, &z->busbw,
 		                NULL, 0);
 		z->us *= 1e6;
@@ -370,6 +391,7 @@ void pf_gpu_run(const struct pf_env *e, const struct pf_opts *o, const struct pf
 	if (e->world > 1) {
 		uint32_t *idx = calloc(e->world, sizeof(*idx)), nranks = 0;
 		double t = 0, alg;
+		int color;
 
 		if (!idx) {
 			PF_FAILF(res->gpu_err, "out of memory");
@@ -378,9 +400,10 @@ void pf_gpu_run(const struct pf_env *e, const struct pf_opts *o, const struct pf
 		pf_node_map(reps, e->world, idx);
 		for (r = 0; r < e->world; r++)
 			nranks += idx[r] == idx[e->rank];
-		NCCLCHECK(res, comm, ncclCommSplit(comm, (int)idx[e->rank], (int)reps[e->rank].local_rank,
-		                                   &node, &cfg));
+		color = (int)idx[e->rank];
 		free(idx);
+		NCCLCHECK(res, comm, ncclCommSplit(comm, color, (int)reps[e->rank].local_rank, &node,
+		                                   &cfg));
 		if (wait_comm(comm, deadline) != ncclSuccess ||
 		    (node && wait_comm(node, deadline) != ncclSuccess)) {
 			PF_FAILF(res->gpu_err, "ncclCommSplit per node did not complete in time");
