@@ -66,20 +66,24 @@ static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
 	return rc == ESPANK_ENV_NOEXIST ? 0 : -1;
 }
 
-/* Slurm's name for this node: SLURMD_NODENAME where the job's environment
- * has it, else the step's node list at this node's index (slurmstepd sets
- * SLURMD_NODENAME only in each task, after user_init). */
+/* Slurm's name for this node: the step's node list at this node's index
+ * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME
+ * (slurmstepd sets that only in each task, after user_init). A name with a
+ * '/' is refused: the path is the admin's, %n must not leave its directory. */
 static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t len,
                      char *err, size_t errlen)
 {
 	char nodelist[8192];
 
-	if (job_getenv(sp, "SLURMD_NODENAME", buf, len) > 0 && buf[0])
-		return 0;
-	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0
-	    && job_getenv(sp, "SLURM_NODELIST", nodelist, sizeof(nodelist)) <= 0)
-		return rdzv_err(err, errlen, "no SLURMD_NODENAME or SLURM_STEP_NODELIST for %%n");
-	return rdzv_hostlist_nth(nodelist, step->node_id, buf, len, err, errlen);
+	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) > 0) {
+		if (rdzv_hostlist_nth(nodelist, step->node_id, buf, len, err, errlen) < 0)
+			return -1;
+	} else if (job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
+		return rdzv_err(err, errlen, "no SLURM_STEP_NODELIST or SLURMD_NODENAME for %%n");
+	}
+	if (strchr(buf, '/') || strcmp(buf, "..") == 0)
+		return rdzv_err(err, errlen, "node name '%s' cannot stand for %%n in a path", buf);
+	return 0;
 }
 
 /* topology=PATH with %n replaced by the node name (%% is a '%'). */
