@@ -10,12 +10,15 @@
  * profile's entries are valid; pick fills only valid names; after a
  * successful resolve every enforce/unset entry of the default profile is in
  * the result with its policy and value (the user cannot escape them), and
- * every entry of the result has a valid name. */
+ * every entry of the result has a valid name; the result's enforce/unset
+ * entries survive the trip through RDZV_NCCL_POLICY unchanged, and decoding
+ * the raw input as a policy never fails but for memory. */
 #include "config.h"
 #include "fuzz.h"
 #include "envset.h"
 #include "nccl_vars.h"
 #include "profile.h"
+#include "profile_policy.h"
 
 #define FILES_MAX 16
 
@@ -79,6 +82,31 @@ static void check_profile(const struct rdzv_profile *p)
 		FUZZ_ASSERT((p->v[i].policy == RDZV_SET_UNSET) == !p->v[i].value);
 		FUZZ_ASSERT(p->v[i].where[0]);
 	}
+}
+
+static void check_policy(const struct rdzv_envset *set)
+{
+	static char buf[RDZV_VALUE_MAX];
+	struct rdzv_nccl_policy *p;
+	size_t j;
+
+	if (rdzv_policy_encode(set, buf, sizeof(buf), NULL, 0) < 0)
+		return;
+	if (!(p = rdzv_policy_decode(buf)))
+		return;
+	for (j = 0; j < set->n; j++) {
+		const struct rdzv_env_entry *e = &set->v[j];
+		const char *v;
+		int r = rdzv_policy_get(p, e->name, &v);
+
+		if (e->policy == RDZV_SET_DEFAULT)
+			FUZZ_ASSERT(r == 0);
+		else if (e->policy == RDZV_SET_UNSET)
+			FUZZ_ASSERT(r == 2 && !v);
+		else
+			FUZZ_ASSERT(r == 1 && v && strcmp(v, e->value) == 0);
+	}
+	rdzv_policy_free(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -181,8 +209,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				}
 			}
 			rdzv_profile_destroy(df);
+			check_policy(set);
 		}
 		rdzv_envset_destroy(set);
+	}
+	{
+		/* the raw input as a policy variable, as the NCCL plugin reads it */
+		char *raw = fuzz_string(data, size);
+		struct rdzv_nccl_policy *pol = raw ? rdzv_policy_decode(raw) : NULL;
+		const char *v;
+
+		if (pol)
+			FUZZ_ASSERT(rdzv_policy_get(pol, "NCCL_IB_HCA", &v) >= 0);
+		rdzv_policy_free(pol);
+		free(raw);
 	}
 	rdzv_notes_clear(&notes);
 	free(buf);
