@@ -28,6 +28,7 @@ drain_todo="slurm_spank_init returns -1 in slurmstepd on a bad plugstack line; a
 no_drain() { # no_drain WHEN [TODO-REASON]
 	local s
 	s=$(node_states)
+	printf '%s' "$s" | grep -Eq 'drain|down|fail' && diag "$1: $(sinfo -h -R -o '%N: %E' | tr '\n' ';')"
 	if [ -n "${2:-}" ]; then
 		known "$(printf '%s' "$s" | grep -Eq 'drain|down|fail' && echo 1 || echo 0)" \
 			"$1: no node drained or down (sinfo: $s)" "$2"
