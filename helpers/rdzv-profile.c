@@ -296,6 +296,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind++];
+	if (strcmp(cmd, "check") != 0 && strcmp(cmd, "list") != 0 && strcmp(cmd, "show") != 0) {
+		fprintf(stderr, "rdzv-profile: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return 2;
+	}
 	if (plugstack && read_plugstack(plugstack, &a.conf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdzv-profile: %s\n", err);
 		return 1;
