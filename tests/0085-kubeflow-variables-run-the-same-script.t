@@ -7,7 +7,6 @@
 . "$top_srcdir/tests/lib/tap.sh"
 PY=/usr/bin/python3
 $PY -c 'import torch.distributed' 2>/dev/null || skip_all "python3-torch not installed"
-[ "${RDZV_SANITIZE:-no}" = yes ] && skip_all "nothing of the C code runs here; covered by the normal build"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 script="$top_srcdir/sbatch-examples/train_tiny.py"
