@@ -10,7 +10,22 @@ command -v python3 >/dev/null || skip_all "python3 needed to pick a free port"
 work=$(mktemp -d /tmp/rdzv-pf.XXXXXX)
 trap 'for p in $(jobs -p); do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port below the kernel's ephemeral range, so that no outgoing
+# connection of another program can take it before rank 0 binds it.
+free_port() {
+	python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    p = random.randrange(max(1024, lo - 12000), lo)
+    s = socket.socket()
+    try:
+        s.bind(("", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        s.close()'
+}
 # launch TAG RANK WORLD LOCAL_RANK LOCAL_WORLD NODE [VAR=value...] [-- ARGS...]
 launch() {
 	local tag=$1 r=$2 w=$3 lr=$4 lw=$5 node=$6 vars=()
