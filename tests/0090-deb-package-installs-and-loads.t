@@ -70,7 +70,7 @@ for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight; do
 	ok "$([ -x "$root/usr/bin/$prog" ] && echo 0 || echo 1)" "helper $prog is installed"
 done
 out=$("$root/usr/bin/rdzv-hostfile" --nodelist='n[1-2]' --slots=4 2>&1)
-is "$(printf '%s' "$out" | tr '\n' ' ')" "n1 slots=4 n2 slots=4 " "the installed rdzv-hostfile runs"
+is "$(printf '%s' "$out" | tr '\n' ' ')" "n1 slots=4 n2 slots=4" "the installed rdzv-hostfile runs"
 
 conf=$root/etc/slurm/plugstack.conf.d/rdzv.conf
 ok "$([ -f "$conf" ] && echo 0 || echo 1)" "the plugstack.conf.d example is installed"
