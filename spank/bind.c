@@ -183,7 +183,7 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 /* The node's table on the task's stderr (the user's output), once. */
 static void print_table(void)
 {
-	char line[RDZV_NICLIST_MAX + RDZV_CPULIST_MAX + 256];
+	char line[4 * RDZV_NICLIST_MAX + 1024]; /* node or row line: lists + text */
 	size_t i;
 
 	if (rdzv_bind_format_node(bind.tab, line, sizeof(line)) == 0)
