@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 	struct pf_verdict *v = NULL;
 	struct rdzv_boot_hello hello;
 	struct link l = { NULL, NULL, 0 };
-	char err[1024], *blob = NULL;
+	char err[1024] = "", *blob = NULL;
 	size_t blen = 0, alllen = 0;
 	unsigned char *all = NULL;
 	const unsigned char **ptr = NULL;
@@ -396,7 +396,7 @@ int main(int argc, char **argv)
 
 		pf_ring_run(lfd, &env, run.reports, &plan, opts.ring_bytes,
 		            start + (int64_t)opts.timeout_s * 1000, &res);
-		/* The sweep gets four timeouts: large sizes on a slow network
+		/* The sweep gets four more timeouts: large sizes on a slow network
 		 * take a while, and NCCL's init alone can take seconds. */
 		tests_end = start + 5 * (int64_t)opts.timeout_s * 1000;
 		if (plan.gpu)
