@@ -104,6 +104,12 @@ e2e_plugstack "topology=$topo/missing-%n.xml" strict=yes
 run_to 60 srun -N1 -w n3 -n1 --gres=gpu:1 --rdzv-bind=auto bash -c "$report"
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "strict=yes: an unreadable topology fails the task (exit $rc)"
 
+e2e_plugstack
+run_step srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv-bind=verbose bash -c "$report"
+is "$rc" 0 "live discovery in slurmstepd (no topology=): the step runs"
+like "$out" "rdzv: bind: node: " "live discovery: the node's table is printed"
+unlike "$out" "warning: binding" "live discovery: no warning"
+
 e2e_plugstack "topology=$topo/%n.xml" bind=nic
 run_to 60 srun -N1 -w n3 -n1 --gres=gpu:1 bash -c "$report"
 is "$(field n3 0 hca)/$(field n3 0 order)" "=mlx5_0:1/" "site default bind=nic applies without the option"
