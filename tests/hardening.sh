@@ -10,8 +10,9 @@
 #   2. every fuzz target (tests/fuzz/fuzz-*.c) with libFuzzer for a bounded
 #      time, after replaying its corpus and regressions
 #   3. rdzv.so's hooks through the harness under valgrind, in the plain
-#      build BUILDDIR (default: $top_builddir, else _build; configured and
-#      built here when missing)
+#      build BUILDDIR (default: $top_builddir, else the current directory
+#      when it is a build of this tree, else _build; configured and built
+#      here when missing)
 #   4. static analysis (cppcheck, privilege rules)
 #
 # Prints TAP (one test per stage, details as comments) and exits non-zero
@@ -23,7 +24,18 @@
 #   RDZV_JOBS           make -j (default 2)
 set -u
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-plain=${1:-${top_builddir:-$srcdir/_build}}
+# The plain build: the argument, else $top_builddir, else the current
+# directory when it is a configured build of this tree (tests/run-all.sh
+# calls this script from its build directory), else _build.
+plain=${1:-${top_builddir:-}}
+if [ -z "$plain" ]; then
+	d=$(sed -n 's/^abs_top_srcdir = //p' ./Makefile 2>/dev/null)
+	if [ -n "$d" ] && [ "$(cd "$d" 2>/dev/null && pwd -P)" = "$(cd "$srcdir" && pwd -P)" ]; then
+		plain=$(pwd)
+	else
+		plain=$srcdir/_build
+	fi
+fi
 san=${RDZV_SAN_BUILDDIR:-$srcdir/_build-hardening-san}
 jobs=${RDZV_JOBS:-2}
 : "${RDZV_FUZZ_SECONDS:=20}"
