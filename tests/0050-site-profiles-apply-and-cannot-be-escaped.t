@@ -164,6 +164,15 @@ chmod 644 "$pdir/dbg.profile"
 is "$(njobs)" "$n0" "no refused command created a job"
 ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "no refused command launched anything"
 
+# --- a profile only the nodes load: srun creating its own allocation does
+# not know the partition, checks the site default, and the nodes then fail
+# the partition's broken default: every task ends before exec, file:line named
+e2e_plugstack "profiles=$pdir" profile=base partition_profile=gpu:broken
+run_to 60 srun -p gpu -N2 -n4 touch "$marker"
+ok "$(not0 "$rc")" "a partition default broken on the nodes fails the step ($rc)"
+like "$out" "rdzv: error: task [0-9]+: profile: .*broken\.profile:3: unknown NCCL variable NCCL_IB_HCAS" "the job's output names file:line"
+ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "no task ran its program"
+
 # --- a broken default fails every step before launch, never a node ---
 e2e_plugstack "profiles=$pdir" profile=broken
 run_to 30 srun -N1 --nccl-profile=none true
