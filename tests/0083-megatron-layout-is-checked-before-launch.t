@@ -76,7 +76,11 @@ refused "cyclic distribution" "--distribution=cyclic places consecutive ranks on
 	-N2 -n4 --ntasks-per-node=2 -m cyclic --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 2
 refused "plane=1 distribution" "plane=1 places blocks of 1" \
 	-N2 -n4 -m plane=1 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 2
-refused "TP_SIZE from a run.sh's environment" "from TP_SIZE" \
+TP_SIZE=3 refused "TP_SIZE exported for a run.sh, seen by srun" "srun: error: rdzv: .*from TP_SIZE" \
+	-N2 --ntasks-per-node=2 --cpus-per-task=1 bash -c "touch $marker"
+# Given only to the step (--export), srun cannot see it: the nodes' check ends
+# every task before it execs, with the same message.
+refused "TP_SIZE given through --export, seen by the nodes" "rdzv: error: task 0: .*from TP_SIZE" \
 	--export=ALL,TP_SIZE=3 -N2 --ntasks-per-node=2 --cpus-per-task=1 bash -c "touch $marker"
 refused "--tensor-model-parallel-size=0" "tensor-model-parallel-size 0 is out of range" \
 	-N1 -n2 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size=0
