@@ -2,7 +2,7 @@
  * topology given, with the code rdzv.so runs (lib/topo.c, lib/bindtable.c,
  * lib/bindmode.c).
  *
- *   bench-topo [--csv FILE] XML...
+ *   bench-topo [--csv FILE] [--tag TAG] XML...
  *
  * Per file:
  *   cold      load in a new process, the file dropped from the page cache
@@ -15,8 +15,9 @@
  *   per task  a task's row: its variables (rdzv_bind_fill) and the CPU
  *             decision (rdzv_bind_apply_cpus, dry run)
  * helpers/rdzv-topo --bench N gives means of the same load, compute and
- * per-task work in one process. BENCH_BATCHES sets batches (default 7);
- * cold and new-process loads run max(3, batches / 2) times each. */
+ * per-task work in one process. --tag names a variant run (an hwloc setting
+ * in the environment, say) in the CSV rows. BENCH_BATCHES sets batches (default 7);
+ * cold and new-process loads run max(5, batches) times each. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -202,10 +203,15 @@ static void short_name(const char *path, char *out, size_t len)
 	snprintf(out, len, "%.*s", (int)n, s);
 }
 
+static const char *tag; /* --tag, NULL: none */
+
 static void row(const char *name, const char *what, const struct bench_stat *s,
                 const char *unit, const char *extra)
 {
-	bench_csv_row("topology", name, what, s, unit, -1, extra);
+	char config[128];
+
+	snprintf(config, sizeof(config), "%s%s%s", what, tag ? "/" : "", tag ? tag : "");
+	bench_csv_row("topology", name, config, s, unit, -1, extra);
 }
 
 static int one_file(const char *xml, unsigned batches)
@@ -214,7 +220,7 @@ static int one_file(const char *xml, unsigned batches)
 	struct bench_stat cold, fresh, repeat, compute, task;
 	struct stat st;
 	char err[ERRLEN], name[64], extra[512];
-	unsigned nfresh = batches / 2 > 3 ? batches / 2 : 3;
+	unsigned nfresh = batches > 5 ? batches : 5;
 	size_t ngpus;
 	int rv = -1, cold_ok;
 
@@ -270,6 +276,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "csv", required_argument, NULL, 'c' },
+		{ "tag", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -277,21 +284,24 @@ int main(int argc, char **argv)
 	unsigned batches;
 	int c, i, fails = 0;
 
-	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			csv = optarg;
 			break;
+		case 't':
+			tag = optarg;
+			break;
 		case 'h':
-			printf("usage: bench-topo [--csv FILE] XML...\n");
+			printf("usage: bench-topo [--csv FILE] [--tag TAG] XML...\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: bench-topo [--csv FILE] XML...\n");
+			fprintf(stderr, "usage: bench-topo [--csv FILE] [--tag TAG] XML...\n");
 			return 2;
 		}
 	}
 	if (optind == argc) {
-		fprintf(stderr, "usage: bench-topo [--csv FILE] XML...\n");
+		fprintf(stderr, "usage: bench-topo [--csv FILE] [--tag TAG] XML...\n");
 		return 2;
 	}
 	batches = bench_batches(7);
@@ -299,8 +309,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-topo: cannot open %s\n", csv);
 		return 2;
 	}
-	printf("\n== Topology: load and binding table per node, row per task (microseconds, "
-	       "medians) ==\n");
+	printf("\n== Topology%s%s: load and binding table per node, row per task (microseconds, "
+	       "medians) ==\n", tag ? ", " : "", tag ? tag : "");
 	printf("%-12s %6s %4s %4s %9s %9s %9s %9s %9s\n", "machine", "KiB", "gpus", "nics",
 	       "cold", "new_proc", "repeat", "compute", "per_task");
 	for (i = optind; i < argc; i++)

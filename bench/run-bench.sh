@@ -10,17 +10,19 @@
 #           task_init's per-task work and user_init's per-node work
 #   topo    bench/bench-topo: load + binding table for every real topology
 #           ($RDZV_TOPOLOGIES, default $top_srcdir/../shared/topologies),
-#           cold, new process, repeated; per-task row cost
+#           cold, new process, repeated; per-task row cost; again with
+#           hwloc's libxml2/gl/opencl plugins blacklisted
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
-#           loaded / loaded with mode=off / mode=torch / torch + binding from
-#           a real topology + an NCCL profile; A/B rounds interleaved, order
-#           rotated each round, one allocation, one srun per sample
+#           loaded / loaded with mode=off / mode=torch / torch + an NCCL
+#           profile / torch + binding from a real topology / all three;
+#           configurations interleaved, order rotated each round, one
+#           allocation, one srun per sample
 #   ttfc    time from srun to every rank's first all-reduce done (PyTorch
 #           gloo, /usr/bin/python3): --rdzv=torch one task per rank,
 #           --rdzv=torchrun one torchrun per node, and today's shell glue
-# Knobs: BENCH_REPS (launch rounds, default 15), BENCH_TTFC_REPS (default
-# 3), BENCH_BATCHES (batches of the C benchmarks, default 7).
+# Knobs: BENCH_REPS (launch rounds, default 40), BENCH_TTFC_REPS (default
+# 5), BENCH_BATCHES (batches of the C benchmarks, default 7).
 # Output: the tables on stdout (also OUTDIR/bench.log), every sample in
 # OUTDIR/raw.csv, every summary row in OUTDIR/results.csv, the machine in
 # OUTDIR/machine.txt. OUTDIR defaults to $top_builddir/bench-results.
@@ -45,8 +47,8 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
 parts=${BENCH_PARTS:-logic topo launch ttfc}
-reps=${BENCH_REPS:-15}
-ttfc_reps=${BENCH_TTFC_REPS:-3}
+reps=${BENCH_REPS:-40}
+ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
 
 say() { printf '%s\n' "$*"; }
@@ -55,16 +57,24 @@ usec() { local t=${1/./}; echo $((10#$t)); } # $EPOCHREALTIME -> microseconds
 
 # ---- inside the allocation (salloc runs this script again) ----
 
-# plugstack.conf for a configuration; "none" leaves the file empty: Slurm
-# then loads no plugin at all.
+# plugstack.conf for a configuration, written the same way for all (the
+# format of tests/cluster/cluster.sh plugstack); "none" leaves the file
+# empty: Slurm then loads no plugin at all. Each new step reads it.
 set_config() {
+	local args=
 	case $1 in
-	none) : > "$RDZV_CLUSTER_DIR/plugstack.conf" ;;
-	off) bash "$cluster" plugstack mode=off ;;
-	torch) bash "$cluster" plugstack mode=torch ;;
-	full) bash "$cluster" plugstack mode=torch "topology=$bind_xml" bind=auto \
-		"profiles=$profdir" "profile=$bind_profile" ;;
+	off) args="mode=off" ;;
+	torch) args="mode=torch" ;;
+	profile) args="mode=torch profiles=$profdir profile=$bind_profile" ;;
+	bind) args="mode=torch topology=$bind_xml bind=auto" ;;
+	full) args="mode=torch topology=$bind_xml bind=auto profiles=$profdir profile=$bind_profile" ;;
 	esac
+	if [ "$1" = none ]; then
+		printf '' > "$RDZV_CLUSTER_DIR/plugstack.conf"
+	else
+		printf 'required %s %s\n' "${RDZV_PLUGIN:-$top_builddir/spank/.libs/rdzv.so}" "$args" \
+			> "$RDZV_CLUSTER_DIR/plugstack.conf"
+	fi
 }
 
 step() { srun -N3 -n12 --ntasks-per-node=4 --gres=gpu:4 "$@"; }
@@ -74,14 +84,16 @@ step() { srun -N3 -n12 --ntasks-per-node=4 --gres=gpu:4 "$@"; }
 # RANK with torch, binding and profile variables with full.
 verify_launch() {
 	local c out want bad=0
-	for c in none off torch full; do
+	for c in "${launch_configs[@]}"; do
 		set_config "$c"
-		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE-unset}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
+		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_DEBUG=${NCCL_DEBUG-unset}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
 		printf '%s\n' "$out" > "$out_dir/verify-$c.out"
 		case $c in
 		none | off) want=$(printf '%s\n' "$out" | grep -c 'RANK=unset CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
-		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset') ;;
-		full) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=mlx5_[0-3]:1 NCCL_NVLS_ENABLE=1') ;;
+		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
+		profile) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=unset') ;;
+		bind) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1 UCX_NET_DEVICES=mlx5_[0-3]:1 ') ;;
+		full) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=mlx5_[0-3]:1 ') ;;
 		esac
 		say "verify $c: $want of 12 tasks as expected ($(printf '%s\n' "$out" | sed -n 's/^task 5 //p'))"
 		[ "$want" = 12 ] || { bad=1; sed 's/^/  /' "$out_dir/verify-$c.err" | head -n 5; }
@@ -89,15 +101,22 @@ verify_launch() {
 	return $bad
 }
 
+# none: rdzv.so not loaded; off: loaded, mode=off; torch: mode=torch;
+# profile, bind: torch plus one of the two; full: torch + binding + profile.
+launch_configs=(none off torch profile bind full)
+
 inside_launch() {
 	local r j c t0 t1 rc
-	local configs=(none off torch full)
+	local n=${#launch_configs[@]}
 	say "launch: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST; $reps rounds + 1 warm-up, order rotated"
 	verify_launch || { say "launch: a configuration does not do what it should: not timed"; return 1; }
 	for ((r = 0; r <= reps; r++)); do
-		for ((j = 0; j < 4; j++)); do
-			c=${configs[(r + j) % 4]}
+		for ((j = 0; j < n; j++)); do
+			c=${launch_configs[(r + j) % n]}
 			set_config "$c"
+			# Let the previous step's teardown on the nodes finish, the
+			# same pause before every sample.
+			sleep 0.3
 			t0=$EPOCHREALTIME
 			step true >/dev/null 2>>"$out_dir/launch.err"
 			rc=$?
@@ -121,6 +140,7 @@ ttfc_run() {
 	shell-glue) set_config none ;;
 	*) set_config off ;;
 	esac
+	sleep 1 # the previous run's processes gone, the same pause for every sample
 	t0=$EPOCHREALTIME
 	case $c in
 	rdzv-torch)
@@ -133,6 +153,7 @@ ttfc_run() {
 	esac
 	rc=$?
 	t1=$EPOCHREALTIME
+	printf 'start=%s end=%s rc=%s\n%s\n' "$t0" "$t1" "$rc" "$out" > "$out_dir/ttfc-$c-$r.out"
 	n=$(printf '%s\n' "$out" | grep -c '^BENCH_FC .* ok=1$')
 	if [ "$rc" != 0 ] || [ "$n" != 6 ]; then
 		echo "ttfc,3x2-ranks,$c,$r,failed,$rc,rc" >> "$raw"
@@ -190,7 +211,7 @@ mkdir -p "$out_dir" || exit 1
 out_dir=$(cd "$out_dir" && pwd)
 raw=$out_dir/raw.csv
 results=$out_dir/results.csv
-rm -f "$raw" "$results" "$out_dir"/*.err "$out_dir"/verify-*
+rm -f "$raw" "$results" "$out_dir"/*.err "$out_dir"/verify-* "$out_dir"/ttfc-*.out
 echo "section,case,config,round,metric,value,unit" > "$raw"
 exec > >(tee "$out_dir/bench.log") 2>&1
 
@@ -219,9 +240,21 @@ describe_machine | tee "$out_dir/machine.txt"
 start=$EPOCHREALTIME
 rv=0
 
-# The profile directory the plugin accepts: root-owned, not writable by
-# group or others, all the way up (lib/profile_dir.c).
-profdir=$out_dir/profiles
+# The profile directory the plugin accepts: root-owned and not writable by
+# group or others, it and every directory above it (lib/profile_dir.c).
+# In the build directory when that holds there, else under /run.
+secure_path() {
+	local d=$1 mode
+	while :; do
+		mode=$(stat -c '%u %a' "$d" 2>/dev/null) || return 1
+		set -- $mode
+		[ "$1" = 0 ] && [ $((8#$2 & 8#022)) = 0 ] || return 1
+		[ "$d" = / ] && return 0
+		d=$(dirname "$d")
+	done
+}
+profdir=$top_builddir/bench/profiles
+secure_path "$top_builddir" || profdir=/run/rdzv-bench-profiles
 rm -rf "$profdir"
 mkdir -p "$profdir" && chmod 755 "$profdir"
 cp "$top_srcdir"/etc/profiles/*.profile "$profdir"/ 2>/dev/null && chmod 644 "$profdir"/*.profile
@@ -240,6 +273,11 @@ fi
 if has_part topo; then
 	if ls "$topologies"/*.xml >/dev/null 2>&1; then
 		"$top_builddir/bench/bench-topo" --csv "$results" "$topologies"/*.xml || rv=1
+		# The same without hwloc's libxml2 plugin (hwloc then reads XML with
+		# its own minimal parser) nor the gl/opencl plugins: what loading
+		# libxml2, ICU and libstdc++ into every slurmstepd costs.
+		HWLOC_PLUGINS_BLACKLIST=hwloc_xml_libxml,hwloc_gl,hwloc_opencl \
+			"$top_builddir/bench/bench-topo" --tag no-libxml --csv "$results" "$topologies"/*.xml || rv=1
 	else
 		say "topo: skipped: no topologies in $topologies (set RDZV_TOPOLOGIES)"
 	fi

@@ -4,8 +4,11 @@
 
 RAW.csv rows: section,case,config,round,metric,value,unit (one sample each).
 For every (section, case, metric) it prints a table with the median, min and
-max of each config and the ratio of medians to the section's baseline
-config (launch: "none", the plugin not loaded; ttfc: "shell-glue"), and
+max of each config, the ratio of medians to the section's baseline config
+(launch: "none", the plugin not loaded; ttfc: "shell-glue"), the median of
+the per-round ratios (each sample over the baseline's sample of the same
+round: the rounds interleave the configs, so this pairs runs taken under
+the same load), the difference of medians, and
 appends the same rows to RESULTS.csv (the columns bench-logic and
 bench-topo write: section,case,config,reps,median,min,max,unit,ratio,extra).
 Failed runs (metric "failed") are counted and reported, never averaged.
@@ -16,6 +19,7 @@ import sys
 from collections import OrderedDict
 
 BASELINE = {"launch": "none", "ttfc": "shell-glue"}
+ORDER = ["none", "off", "torch", "profile", "bind", "full", "shell-glue", "rdzv-torch", "rdzv-torchrun"]
 TITLE = {
     "launch": "Launch overhead: wall time of one step (srun to exit), plugin configurations "
               "interleaved",
@@ -34,7 +38,7 @@ def main(raw_path, out_path):
                 failed[k] = failed.get(k, 0) + 1
                 continue
             groups.setdefault(key, OrderedDict()).setdefault(row["config"], []).append(
-                (float(row["value"]), row["unit"]))
+                (float(row["value"]), row["unit"], row["round"]))
     write_header = True
     try:
         with open(out_path) as f:
@@ -53,20 +57,34 @@ def main(raw_path, out_path):
                 last_section = section
             base_name = BASELINE.get(section)
             base = None
+            base_by_round = {}
             if base_name in configs:
-                base = statistics.median(v for v, _ in configs[base_name])
+                base = statistics.median(v for v, _, _ in configs[base_name])
+                base_by_round = {r: v for v, _, r in configs[base_name]}
             unit = next(iter(configs.values()))[0][1]
             print("%s, %s (%s):" % (case, metric, unit))
-            print("  %-22s %5s %10s %10s %10s %8s" % ("config", "n", "median", "min", "max",
-                                                      "ratio"))
-            for config, samples in configs.items():
-                vals = [v for v, _ in samples]
+            print("  %-16s %4s %10s %10s %10s %8s %8s %10s" % (
+                "config", "n", "median", "min", "max", "ratio", "paired", "delta"))
+            names = sorted(configs, key=lambda c: ORDER.index(c) if c in ORDER else len(ORDER))
+            for config in names:
+                samples = configs[config]
+                vals = [v for v, _, _ in samples]
                 med = statistics.median(vals)
                 ratio = med / base if base else None
-                print("  %-22s %5d %10.3f %10.3f %10.3f %8s" % (
+                pairs = [v / base_by_round[r] for v, _, r in samples
+                         if base_by_round.get(r)]
+                paired = statistics.median(pairs) if pairs else None
+                delta = med - base if base is not None else None
+                print("  %-16s %4d %10.3f %10.3f %10.3f %8s %8s %10s" % (
                     config, len(vals), med, min(vals), max(vals),
-                    "%.3f" % ratio if ratio is not None else ""))
+                    "%.3f" % ratio if ratio is not None else "",
+                    "%.3f" % paired if paired is not None else "",
+                    "%+.3f" % delta if delta is not None else ""))
                 extra = "metric=%s;baseline=%s" % (metric, base_name or "")
+                if paired is not None:
+                    extra += ";paired_ratio=%.4f" % paired
+                if delta is not None:
+                    extra += ";delta=%.4f" % delta
                 nfail = failed.get((section, case, config), 0)
                 if nfail:
                     extra += ";failed=%d" % nfail
