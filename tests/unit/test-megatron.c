@@ -194,6 +194,12 @@ static void fp8(void)
 	is_int(rdzv_gpu_fp8_capable("GeForce GTX 1070"), 0, "GTX 1070 has none");
 	is_int(rdzv_gpu_fp8_capable("AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2"), 0,
 	       "MI200 has none");
+	/* hwloc's PCIDevice names (pci.ids), when NVML's GPUModel is absent. */
+	is_int(rdzv_gpu_fp8_capable("GH100 [H200 SXM 141GB]"), 1, "PCI name of H200 has FP8");
+	is_int(rdzv_gpu_fp8_capable("AD102GL [L40S]"), 1, "PCI name of L40S has FP8");
+	is_int(rdzv_gpu_fp8_capable("GA100 [A100 SXM4 40GB]"), 0, "PCI name of A100 has none");
+	is_int(rdzv_gpu_fp8_capable("GV100GL [Tesla V100 SXM2 16GB]"), 0, "PCI name of V100 has none");
+	is_int(rdzv_gpu_fp8_capable("TU104GL [Tesla T4]"), 0, "PCI name of T4 has none");
 	is_int(rdzv_gpu_fp8_capable("Frobnicator 9000"), -1, "an unknown model is unknown");
 	is_int(rdzv_gpu_fp8_capable(""), -1, "no model is unknown");
 
