@@ -38,11 +38,14 @@ tar -C "$work" -czf "$work/spank-rdzv-$ver.tar.gz" "spank-rdzv-$ver"
 
 # ---- Debian
 cp -a "$tree" "$work/deb"
-(cd "$work/deb" && "${clean_env[@]}" DEB_BUILD_OPTIONS="nocheck parallel=2" \
+(cd "$work/deb" && "${clean_env[@]}" DEB_BUILD_OPTIONS="parallel=2" \
 	timeout 1200 dpkg-buildpackage -us -uc -b) >"$work/deb.log" 2>&1
 rc=$?
 is "$rc" 0 "dpkg-buildpackage -us -uc -b builds the package"
 [ "$rc" = 0 ] || { sed 's/^/#   /' "$work/deb.log" | tail -n 40; done_testing; exit 1; }
+like "$(cat "$work/deb.log")" "make.* check-unit" "the package build runs the unit tests"
+unlike "$(cat "$work/deb.log")" "(PASS|FAIL|SKIP|ERROR): tests/[0-9]" \
+	"... and only those (the others need root, a cluster or ../shared)"
 deb=$(ls "$work"/spank-rdzv_"$ver"-*_*.deb 2>/dev/null | head -n 1)
 ok "$([ -f "$deb" ] && echo 0 || echo 1)" "a spank-rdzv .deb was written ($(basename "$deb"))"
 
