@@ -21,6 +21,7 @@ struct rdzv_plugin {
 	int active;               /* this step gets variables */
 	struct rdzv_step step;
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
+	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
 	char port_source[32];
 	char nodename[RDZV_HOST_MAX]; /* SLURMD_NODENAME, for messages */
 };

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "plugin.h"
 
+#include <stdio.h>
 #include <string.h>
 
 SPANK_PLUGIN(rdzv, 1);
@@ -31,7 +32,16 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	rdzv_opts_init(&rdzv.opts);
 	if (rdzv_conf_parse(ac, av, &rdzv.conf, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": plugstack.conf: %s", err);
-		return -1;
+		/* srun, sbatch and salloc refuse a bad line before a job exists.
+		 * A line only slurmstepd sees (edited after submission, or not
+		 * the same on this node) must not fail init: a required plugin's
+		 * failing init in a batch step drains the node ("batch job
+		 * complete failure", tests/0090). Steps that asked for a mode get
+		 * the message from each task instead (remote.c). */
+		if (ctx != S_CTX_REMOTE)
+			return -1;
+		snprintf(rdzv.conf_error, sizeof(rdzv.conf_error), "plugstack.conf: %s", err);
+		rdzv_conf_defaults(&rdzv.conf);
 	}
 	return rdzv_options_register(sp);
 }

@@ -284,6 +284,16 @@ int rdzv_remote_user_init(spank_t sp)
 		save_error("", err);
 		return 0;
 	}
+	/* A plugstack line refused here only (see slurm_spank_init): a step
+	 * that asked for a mode fails with the message; others run as if the
+	 * plugin were not there. */
+	if (rdzv.conf_error[0]) {
+		if (rdzv.opts.mode && rdzv.opts.mode->fill)
+			save_error("", rdzv.conf_error);
+		else
+			rdzv.active = 0;
+		return 0;
+	}
 	if (rdzv.mode && rdzv.mode->fill) {
 		if (compute_step(sp, err, sizeof(err)) < 0) {
 			save_error("", err);
