@@ -43,6 +43,14 @@ def parse():
     return p.parse_args()
 
 
+def emit(line):
+    """One write(2) per line: workers of one torchrun share a stdout, and
+    an unbuffered print() writes text and newline separately, so lines of
+    two workers could interleave."""
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
+
+
 def device_for(local_rank):
     if torch.cuda.is_available() and os.environ.get("RDZV_TINY_CPU") != "1":
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
@@ -84,7 +92,7 @@ def main():
             loss.backward()
             opt.step()
         if rank == 0:
-            print(f"train_tiny: step {step} loss {loss.item():.4f} (world {world})", flush=True)
+            emit(f"train_tiny: step {step} loss {loss.item():.4f} (world {world})")
 
     t = torch.tensor([float(rank + 1)], device=device)
     dist.all_reduce(t)
@@ -97,7 +105,7 @@ def main():
     report = {"env": {k: os.environ.get(k) for k in KEYS}, "rank": rank, "world": world,
               "allreduce": t.item(), "expect": expect, "replicas_equal": same,
               "node": os.environ.get("SLURMD_NODENAME", socket.gethostname())}
-    print("RDZV_REPORT " + json.dumps(report, sort_keys=True), flush=True)
+    emit("RDZV_REPORT " + json.dumps(report, sort_keys=True))
     dist.barrier()
     dist.destroy_process_group()
     return 0 if t.item() == expect and same else 1
