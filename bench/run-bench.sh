@@ -14,7 +14,7 @@
 #           hwloc's libxml2/gl/opencl plugins blacklisted
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
-#           loaded / loaded with mode=off / mode=torch / torch + an NCCL
+#           loaded (twice: an A/A control) / loaded with mode=off / mode=torch / torch + an NCCL
 #           profile / torch + binding from a real topology / all three;
 #           configurations interleaved, order rotated each round, one
 #           allocation, one srun per sample
@@ -24,8 +24,8 @@
 # Knobs: BENCH_REPS (launch rounds, default 40), BENCH_TTFC_REPS (default
 # 5), BENCH_BATCHES (batches of the C benchmarks, default 7).
 # Output: the tables on stdout (also OUTDIR/bench.log), every sample in
-# OUTDIR/raw.csv, every summary row in OUTDIR/results.csv, the machine in
-# OUTDIR/machine.txt. OUTDIR defaults to $top_builddir/bench-results.
+# OUTDIR/raw.csv, every summary row in OUTDIR/results.csv, the same as
+# Markdown tables in OUTDIR/tables.md, the machine in OUTDIR/machine.txt. OUTDIR defaults to $top_builddir/bench-results.
 # The cluster parts need root and Slurm and take the cluster lock that the
 # end-to-end tests take (/tmp/rdzv-cluster.lock); without them they are
 # skipped with the reason printed. Never run by `make check`.
@@ -69,7 +69,7 @@ set_config() {
 	bind) args="mode=torch topology=$bind_xml bind=auto" ;;
 	full) args="mode=torch topology=$bind_xml bind=auto profiles=$profdir profile=$bind_profile" ;;
 	esac
-	if [ "$1" = none ]; then
+	if [ "$1" = none ] || [ "$1" = none2 ]; then
 		printf '' > "$RDZV_CLUSTER_DIR/plugstack.conf"
 	else
 		printf 'required %s %s\n' "${RDZV_PLUGIN:-$top_builddir/spank/.libs/rdzv.so}" "$args" \
@@ -89,7 +89,7 @@ verify_launch() {
 		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_DEBUG=${NCCL_DEBUG-unset}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
 		printf '%s\n' "$out" > "$out_dir/verify-$c.out"
 		case $c in
-		none | off) want=$(printf '%s\n' "$out" | grep -c 'RANK=unset CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
+		none | none2 | off) want=$(printf '%s\n' "$out" | grep -c 'RANK=unset CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
 		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
 		profile) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=unset') ;;
 		bind) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1 UCX_NET_DEVICES=mlx5_[0-3]:1 ') ;;
@@ -101,9 +101,11 @@ verify_launch() {
 	return $bad
 }
 
-# none: rdzv.so not loaded; off: loaded, mode=off; torch: mode=torch;
-# profile, bind: torch plus one of the two; full: torch + binding + profile.
-launch_configs=(none off torch profile bind full)
+# none: rdzv.so not loaded; none2: the same again, an A/A control whose
+# ratio to none shows the noise floor of this run; off: loaded, mode=off;
+# torch: mode=torch; profile, bind: torch plus one of the two; full: torch +
+# binding + profile.
+launch_configs=(none none2 off torch profile bind full)
 
 inside_launch() {
 	local r j c t0 t1 rc
@@ -324,7 +326,8 @@ fi
 if [ "$(wc -l < "$raw")" -gt 1 ]; then
 	$STATPY "$here/summarize.py" "$raw" "$results" || rv=1
 fi
+[ -s "$results" ] && $STATPY "$here/md-tables.py" "$results" > "$out_dir/tables.md"
 say ""
 say "total: $(( ($(usec "$EPOCHREALTIME") - $(usec "$start")) / 1000000 )) s; load $(cut -d' ' -f1-3 /proc/loadavg) at end"
-say "CSV: $results (summaries), $raw (samples)"
+say "CSV: $results (summaries), $raw (samples); Markdown: $out_dir/tables.md"
 exit $rv

@@ -19,7 +19,8 @@ import sys
 from collections import OrderedDict
 
 BASELINE = {"launch": "none", "ttfc": "shell-glue"}
-ORDER = ["none", "off", "torch", "profile", "bind", "full", "shell-glue", "rdzv-torch", "rdzv-torchrun"]
+ORDER = ["none", "none2", "off", "torch", "profile", "bind", "full",
+         "shell-glue", "rdzv-torch", "rdzv-torchrun"]
 TITLE = {
     "launch": "Launch overhead: wall time of one step (srun to exit), plugin configurations "
               "interleaved",
