@@ -57,15 +57,6 @@ int rdzv_bind_local(spank_t sp, char *err, size_t errlen)
 	return 0;
 }
 
-static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
-{
-	spank_err_t rc = spank_getenv(sp, name, buf, (int)len);
-
-	if (rc == ESPANK_SUCCESS)
-		return 1;
-	return rc == ESPANK_ENV_NOEXIST ? 0 : -1;
-}
-
 /* Slurm's name for this node: the step's node list at this node's index
  * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME
  * (slurmstepd sets that only in each task, after user_init). A name with a
@@ -75,10 +66,10 @@ static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t
 {
 	char nodelist[8192];
 
-	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) > 0) {
+	if (rdzv_job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) > 0) {
 		if (rdzv_hostlist_nth(nodelist, step->node_id, buf, len, err, errlen) < 0)
 			return -1;
-	} else if (job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
+	} else if (rdzv_job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
 		return rdzv_err(err, errlen, "no SLURM_STEP_NODELIST or SLURMD_NODENAME for %%n");
 	}
 	if (strchr(buf, '/') || strcmp(buf, "..") == 0)
@@ -160,9 +151,9 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 		return -1;
 	if (!bind.flags)
 		return 0;
-	if (job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) < 0)
+	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) < 0)
 		return rdzv_err(err, errlen, "SLURM_STEP_GPUS is too long");
-	bind.have_visible = job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.visible,
+	bind.have_visible = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.visible,
 	                               sizeof(bind.visible)) > 0;
 	/* A step without GPUs: nothing to bind, and no topology to load. */
 	if (!gpus[0] && (!bind.have_visible || !bind.visible[0]))
@@ -211,7 +202,7 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	/* The same on every node as a rule: said once, by the step's first task. */
 	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
-	if ((have = job_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible))) < 0)
+	if ((have = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible))) < 0)
 		return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES is too long");
 	if (rdzv_bind_fill(bind.tab, t->local_rank, bind.flags, have ? visible : NULL,
 	                   bind.have_visible ? bind.visible : NULL, env, &isolated, err,

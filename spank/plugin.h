@@ -28,6 +28,11 @@ struct rdzv_plugin {
 
 extern struct rdzv_plugin rdzv;
 
+/* env.c: a variable of the job's environment (spank_getenv) into buf.
+ * Returns 1 when set, 0 when unset, -1 on error (including a value longer
+ * than len). */
+int rdzv_job_getenv(spank_t sp, const char *name, char *buf, size_t len);
+
 /* options.c */
 int rdzv_options_register(spank_t sp);
 

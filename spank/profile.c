@@ -150,11 +150,6 @@ fail:
 	return rv;
 }
 
-static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
-{
-	return spank_getenv(sp, name, buf, (int)len) == ESPANK_SUCCESS ? 1 : 0;
-}
-
 /* When the profile enforces NCCL_ENV_PLUGIN (the admin installed
  * libnccl-env-rdzv.so), hand the enforced entries to it: NCCL then keeps
  * them even if the program changes its environment before NCCL starts. */
@@ -192,7 +187,7 @@ int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 	}
 	if (strcmp(prof.opt, "list") == 0)
 		return rdzv_err(err, errlen, "--nccl-profile=list only lists the profiles");
-	if (!job_getenv(sp, "SLURM_JOB_PARTITION", prof.partition, sizeof(prof.partition)))
+	if (rdzv_job_getenv(sp, "SLURM_JOB_PARTITION", prof.partition, sizeof(prof.partition)) <= 0)
 		prof.partition[0] = '\0';
 	rdzv_notes_init(&notes);
 	if (open_dir(&d, err, errlen) < 0)

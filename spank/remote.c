@@ -41,24 +41,13 @@
  * by rank 0's task so the user sees it once. */
 static char mode_warning[RDZV_ERRLEN];
 
-static int job_getenv(spank_t sp, const char *name, char *buf, size_t len)
-{
-	spank_err_t rc = spank_getenv(sp, name, buf, (int)len);
-
-	if (rc == ESPANK_SUCCESS)
-		return 1;
-	if (rc == ESPANK_ENV_NOEXIST)
-		return 0;
-	return -1;
-}
-
 struct task_env {
 	spank_t sp;
 };
 
 static int env_get(void *ctx, const char *name, char *buf, size_t len)
 {
-	return job_getenv(((struct task_env *)ctx)->sp, name, buf, len);
+	return rdzv_job_getenv(((struct task_env *)ctx)->sp, name, buf, len);
 }
 
 static int env_set(void *ctx, const char *name, const char *value)
@@ -97,7 +86,7 @@ static int env_u32(spank_t sp, const char *name, uint32_t *out)
 {
 	char buf[32];
 	uint64_t v;
-	int rc = job_getenv(sp, name, buf, sizeof(buf));
+	int rc = rdzv_job_getenv(sp, name, buf, sizeof(buf));
 
 	if (rc <= 0)
 		return rc;
@@ -124,7 +113,7 @@ static int task_visible_gpus(spank_t sp)
 {
 	char buf[1024];
 
-	return job_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0 ? count_list(buf) : -1;
+	return rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0 ? count_list(buf) : -1;
 }
 
 /* S_JOB_ARGV belongs to slurmstepd: keep a copy (STYLE.md rule 4). */
@@ -190,7 +179,7 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	if (env_u32(sp, "SLURM_STEP_NUM_TASKS", &env_tasks) > 0
 	    && env_u32(sp, "SLURM_STEP_NUM_NODES", &env_nodes) > 0
 	    && (env_tasks != st->ntasks || env_nodes != st->nnodes)) {
-		if (job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0)
+		if (rdzv_job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0)
 			return rdzv_err(err, errlen,
 			                "heterogeneous steps (--het-group with several components) are "
 			                "not supported by --rdzv: each component's slurmstepd numbers "
@@ -201,16 +190,16 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		                "%u nodes, SLURM_STEP_NUM_TASKS/NODES say %u on %u",
 		                st->ntasks, st->nnodes, env_tasks, env_nodes);
 	}
-	if (job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
+	if (rdzv_job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
 		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing or too long");
 	/* This node's Slurm name (for messages): the step's list at our index.
 	 * SLURMD_NODENAME is only set in each task, after user_init. */
 	if (rdzv_hostlist_nth(nodelist, st->node_id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
 		gethostname(rdzv.nodename, sizeof(rdzv.nodename) - 1);
-	if (job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
+	if (rdzv_job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
 		dist[0] = '\0';
 	if (strncmp(dist, "arbitrary", 9) == 0
-	    && job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
+	    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
 		hosttext = read_hostfile(hostfile);
 	if (rdzv_master_host(nodelist, dist, hosttext, st->master_host, sizeof(st->master_host),
 	                     err, errlen) < 0)
@@ -218,7 +207,7 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
 	                     sizeof(st->master_addr), err, errlen) < 0)
 		goto fail;
-	if (job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
+	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
 		resv[0] = '\0';
 	if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
 		ephp = &eph;
@@ -227,8 +216,8 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		goto fail;
 	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", rdzv_port_source_name(src));
 	st->gpus_on_node = -1;
-	if (job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
-	    || job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
+	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
+	    || rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
 		st->gpus_on_node = count_list(gpus);
 	if (copy_argv(sp, st) < 0) {
 		rdzv_err(err, errlen, "out of memory copying the command line");
@@ -267,11 +256,11 @@ int rdzv_remote_user_init(spank_t sp)
 
 		/* The environment fallback, read from the job's environment. The
 		 * value was validated by srun; a bad one here only means "unset". */
-		if (!rdzv.opts.mode && job_getenv(sp, "RDZV_MODE", buf, sizeof(buf)) > 0)
+		if (!rdzv.opts.mode && rdzv_job_getenv(sp, "RDZV_MODE", buf, sizeof(buf)) > 0)
 			rdzv.opts.mode = rdzv_mode_find(buf);
-		if (!rdzv.opts.port && job_getenv(sp, "RDZV_PORT", buf, sizeof(buf)) > 0)
+		if (!rdzv.opts.port && rdzv_job_getenv(sp, "RDZV_PORT", buf, sizeof(buf)) > 0)
 			rdzv_port_parse(buf, &rdzv.opts.port, NULL, 0);
-		if (rdzv.opts.verbose < 0 && job_getenv(sp, "RDZV_VERBOSE", buf, sizeof(buf)) > 0)
+		if (rdzv.opts.verbose < 0 && rdzv_job_getenv(sp, "RDZV_VERBOSE", buf, sizeof(buf)) > 0)
 			rdzv.opts.verbose = rdzv_parse_bool(buf) > 0;
 	}
 	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
