@@ -16,13 +16,14 @@
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
 #           loaded (twice: an A/A control) / loaded with mode=off / mode=torch / torch + an NCCL
 #           profile / torch + binding from a real topology / all three;
-#           configurations interleaved, order rotated each round, one
+#           configurations interleaved, a random order each round, one
 #           allocation, one srun per sample
 #   ttfc    time from srun to every rank's first all-reduce done (PyTorch
 #           gloo, /usr/bin/python3): --rdzv=torch one task per rank,
 #           --rdzv=torchrun one torchrun per node, and today's shell glue
 # Knobs: BENCH_REPS (launch rounds, default 40), BENCH_TTFC_REPS (default
-# 5), BENCH_BATCHES (batches of the C benchmarks, default 7).
+# 5), BENCH_BATCHES (batches of the C benchmarks, default 7), BENCH_SEED
+# (the rounds' random orders, default 8).
 # Output: the tables on stdout (also OUTDIR/bench.log), every sample in
 # OUTDIR/raw.csv, every summary row in OUTDIR/results.csv, the same as
 # Markdown tables in OUTDIR/tables.md, the machine in OUTDIR/machine.txt. OUTDIR defaults to $top_builddir/bench-results.
@@ -107,14 +108,25 @@ verify_launch() {
 # binding + profile.
 launch_configs=(none none2 off torch profile bind full)
 
+# A new random order of "$@" in $order each round (seeded: BENCH_SEED), so
+# that no configuration always runs first, or always after the same one.
+shuffle() {
+	local i k tmp
+	order=("$@")
+	for ((i = ${#order[@]} - 1; i > 0; i--)); do
+		k=$((RANDOM % (i + 1)))
+		tmp=${order[i]} order[i]=${order[k]} order[k]=$tmp
+	done
+}
+
 inside_launch() {
-	local r j c t0 t1 rc
-	local n=${#launch_configs[@]}
-	say "launch: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST; $reps rounds + 1 warm-up, order rotated"
+	local r c t0 t1 rc order
+	RANDOM=${BENCH_SEED:-8}
+	say "launch: job $SLURM_JOB_ID on $SLURM_JOB_NODELIST; $reps rounds + 1 warm-up, each in a random order"
 	verify_launch || { say "launch: a configuration does not do what it should: not timed"; return 1; }
 	for ((r = 0; r <= reps; r++)); do
-		for ((j = 0; j < n; j++)); do
-			c=${launch_configs[(r + j) % n]}
+		shuffle "${launch_configs[@]}"
+		for c in "${order[@]}"; do
 			set_config "$c"
 			# Let the previous step's teardown on the nodes finish, the
 			# same pause before every sample.
@@ -178,16 +190,18 @@ ttfc_run() {
 }
 
 inside_ttfc() {
-	local r j configs=(rdzv-torch rdzv-torchrun shell-glue)
+	local r c order configs=(rdzv-torch rdzv-torchrun shell-glue)
 	$PY -c 'import torch.distributed' 2>/dev/null || { say "ttfc: skipped: $PY has no torch"; return 0; }
-	say "ttfc: $ttfc_reps rounds + 1 warm-up, order rotated, 6 ranks on 3 nodes"
+	RANDOM=${BENCH_SEED:-8}
+	say "ttfc: $ttfc_reps rounds + 1 warm-up, each in a random order, 6 ranks on 3 nodes"
 	for ((r = 0; r <= ttfc_reps; r++)); do
-		for ((j = 0; j < 3; j++)); do
+		shuffle "${configs[@]}"
+		for c in "${order[@]}"; do
 			if [ "$r" = 0 ]; then
-				ttfc_run "${configs[j]}" 0 >/dev/null
+				ttfc_run "$c" 0 >/dev/null
 				sed -i '/^ttfc,[^,]*,[^,]*,0,/d' "$raw" # warm-up: page cache, imports
 			else
-				ttfc_run "${configs[(r + j) % 3]}" "$r"
+				ttfc_run "$c" "$r"
 			fi
 		done
 	done
