@@ -147,6 +147,10 @@ top_srcdir=$srcdir top_builddir=$plain sh "$srcdir/tests/static-analysis.sh" >"$
 rc=$?
 stage "$rc" "static analysis: $(grep -E '^(not )?ok' "$logs/static.log" | sed 's/^[a-z ]*[0-9]* - //' | tr '\n' ';') [$(elapsed)]" "$logs/static.log"
 
-echo "# total $(elapsed); logs in $logs"
-[ "$failed" -eq 0 ] && rm -rf "$logs/fuzz"
+if [ "$failed" -eq 0 ]; then
+	echo "# total $(elapsed)"
+	rm -rf "$logs"
+else
+	echo "# total $(elapsed); logs in $logs"
+fi
 exit "$failed"
