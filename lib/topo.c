@@ -361,3 +361,21 @@ int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t 
 	n = snprintf(buf, len, "nic %s:%d %s state %s", nic->name, nic->port, nic->busid, state);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
+
+int rdzv_topo_gpu_model(const struct rdzv_topo *t, size_t i, char *buf, size_t len)
+{
+	hwloc_obj_t pci, os;
+	const char *model = NULL;
+
+	if (!t || i >= t->ngpus || len == 0)
+		return -1;
+	pci = t->gpus[i].pci;
+	for (os = pci->io_first_child; os && !model; os = os->next_sibling)
+		if (os->type == HWLOC_OBJ_OS_DEVICE)
+			model = hwloc_obj_get_info_by_name(os, "GPUModel");
+	if (!model)
+		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
+	if (!model || !*model)
+		return -1;
+	return rdzv_strlcpy(buf, model, len) < 0 ? -1 : 0;
+}

@@ -57,6 +57,11 @@ int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len);
 
 /* One line describing GPU i or NIC port i ("gpu 0 0000:4e:00.0 numa 3"...).
  * Returns 0, or -1 when i is out of range or buf too small. */
+/* The model of CUDA GPU i: the GPUModel info of its NVML/CUDA OS device
+ * ("NVIDIA H100 80GB HBM3"), else the PCIDevice name hwloc read from the PCI
+ * ids ("GH100 [H100 SXM5 80GB]"). Returns 0, or -1 when neither is known. */
+int rdzv_topo_gpu_model(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
+
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 

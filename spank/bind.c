@@ -31,6 +31,7 @@ static struct {
 	int have_visible;                /* the step had CUDA_VISIBLE_DEVICES */
 	char visible[GPULIST_MAX];       /* ... and its value */
 	char warning[RDZV_ERRLEN + 64];  /* told to the user by local task 0 */
+	char gpu_model[64];              /* the node's first CUDA GPU, for mode checks */
 } bind;
 
 int rdzv_bind_option(const char *val, char *err, size_t errlen)
@@ -131,6 +132,8 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	req.step_cpus = cpus;
 	if (rdzv_bind_compute(topo, &req, &bind.tab, err, errlen) < 0)
 		goto fail;
+	if (rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
+		bind.gpu_model[0] = '\0';
 	rv = 0;
 fail:
 	/* The table holds all the tasks need: the topology goes now, before
@@ -147,6 +150,7 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 	bind.flags = 0;
 	bind.tab = NULL;
 	bind.warning[0] = '\0';
+	bind.gpu_model[0] = '\0';
 	if (rdzv_bind_mode_parse(mode, &bind.flags, err, errlen) < 0)
 		return -1;
 	if (!bind.flags)
@@ -225,6 +229,11 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 		        "is local to its GPU %d (rdzv would use %s); kept\n", t->rank,
 		        bind.tab->rows[t->local_rank].gpu, bind.tab->rows[t->local_rank].cpus);
 	return 0;
+}
+
+const char *rdzv_bind_gpu_model(void)
+{
+	return bind.gpu_model;
 }
 
 void rdzv_bind_exit(void)

@@ -21,6 +21,9 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 /* slurmstepd, in task t before exec: add the task's row; may set affinity. */
 int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
                         struct rdzv_envset *env, char *err, size_t errlen);
+/* The model of the node's first CUDA GPU, read from the topology binding
+ * loaded in user_init; "" when binding loaded none. */
+const char *rdzv_bind_gpu_model(void);
 void rdzv_bind_exit(void);
 
 /* --nccl-profile=VALUE */

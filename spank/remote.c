@@ -161,6 +161,24 @@ static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 	return 0;
 }
 
+/* The mode's whole-step check (Megatron's layout...), after binding so that
+ * it knows the GPU model. A warning (rc 1) is kept for rank 0 to print. */
+static int check_step(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
+{
+	int check;
+
+	snprintf(st->gpu_model, sizeof(st->gpu_model), "%s", rdzv_bind_gpu_model());
+	/* The step's environment, borrowed for the check only (it reads
+	 * SLURM_STEP_TASKS_PER_NODE, TP_SIZE...). */
+	if (spank_get_item(sp, S_JOB_ENV, &st->envp) != ESPANK_SUCCESS)
+		st->envp = NULL;
+	check = rdzv_mode_check_step(rdzv.mode, st, err, errlen);
+	st->envp = NULL;
+	if (check > 0)
+		snprintf(mode_warning, sizeof(mode_warning), "%s", err);
+	return check < 0 ? -1 : 0;
+}
+
 static int compute_step(spank_t sp, char *err, size_t errlen)
 {
 	struct rdzv_step *st = &rdzv.step;
@@ -169,7 +187,7 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 	uint32_t env_tasks = 0, env_nodes = 0;
 	struct rdzv_port_range eph, *ephp = NULL;
 	enum rdzv_port_source src;
-	int rv = -1, check;
+	int rv = -1;
 
 	/* A step across the components of a heterogeneous job is run by one
 	 * slurmstepd per component, each with its own job id, node ids and task
@@ -223,16 +241,6 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		rdzv_err(err, errlen, "out of memory copying the command line");
 		goto fail;
 	}
-	/* The step's environment, borrowed for the mode's check only (the
-	 * check reads SLURM_STEP_TASKS_PER_NODE, TP_SIZE...). */
-	if (spank_get_item(sp, S_JOB_ENV, &st->envp) != ESPANK_SUCCESS)
-		st->envp = NULL;
-	check = rdzv_mode_check_step(rdzv.mode, st, err, errlen);
-	st->envp = NULL;
-	if (check < 0)
-		goto fail;
-	if (check > 0)
-		snprintf(mode_warning, sizeof(mode_warning), "%s", err);
 	rv = 0;
 fail:
 	free(hosttext);
@@ -301,6 +309,8 @@ int rdzv_remote_user_init(spank_t sp)
 		save_error("binding: ", err);
 		return 0;
 	}
+	if (rdzv.mode && rdzv.mode->fill && check_step(sp, &rdzv.step, err, sizeof(err)) < 0)
+		save_error("", err);
 	return 0;
 }
 
