@@ -4,51 +4,7 @@
 # taken port. Each must end within its timeout, with a non-zero exit on
 # every rank and a message that names the rank (and node where known).
 . "$top_srcdir/tests/lib/tap.sh"
-bin=$top_builddir/helpers/rdzv-preflight
-[ -x "$bin" ] || skip_all "helpers/rdzv-preflight not built"
-command -v python3 >/dev/null || skip_all "python3 needed to pick a free port"
-work=$(mktemp -d /tmp/rdzv-pf.XXXXXX)
-trap 'for p in $(jobs -p); do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
-
-# A free port below the kernel's ephemeral range, so that no outgoing
-# connection of another program can take it before rank 0 binds it.
-free_port() {
-	python3 -c '
-import random, socket
-lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-while True:
-    p = random.randrange(max(1024, lo - 12000), lo)
-    s = socket.socket()
-    try:
-        s.bind(("", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        s.close()'
-}
-# launch TAG RANK WORLD LOCAL_RANK LOCAL_WORLD NODE [VAR=value...] [-- ARGS...]
-launch() {
-	local tag=$1 r=$2 w=$3 lr=$4 lw=$5 node=$6 vars=()
-	shift 6
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
-	[ "${1:-}" = -- ] && shift
-	env -i PATH="$PATH" RANK="$r" WORLD_SIZE="$w" LOCAL_RANK="$lr" LOCAL_WORLD_SIZE="$lw" \
-		SLURMD_NODENAME="$node" MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" "${vars[@]}" \
-		timeout -k 2 90 "$bin" --ring-bytes=256K "$@" >"$work/out.$tag" 2>"$work/err.$tag" &
-	eval "pid_$tag=$!"
-}
-# wait_rc TAG...: the exit statuses of those ranks, space-separated, in $rc
-wait_rc() {
-	local t p st
-	rc=
-	for t in "$@"; do
-		eval "p=\$pid_$t"
-		wait "$p"
-		st=$?
-		rc="${rc:+$rc }$st"
-	done
-}
-out_of() { cat "$work/out.$1" "$work/err.$1"; }
+. "$top_srcdir/tests/lib/preflight-local.sh"
 
 
 # A wrong MASTER_ADDR (TEST-NET-1, reachable by nobody): ranks give up after
