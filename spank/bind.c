@@ -15,6 +15,7 @@
 #include "hooks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,18 +59,16 @@ int rdzv_bind_local(spank_t sp, char *err, size_t errlen)
 	return 0;
 }
 
-/* Slurm's name for this node: the step's node list at this node's index
- * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME
- * (slurmstepd sets that only in each task, after user_init). A name with a
- * '/' is refused: the path is the admin's, %n must not leave its directory. */
+/* Slurm's name for this node, as remote.c found it in the step's node list
+ * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME.
+ * A name with a '/' is refused: the path is the admin's, %n must not leave
+ * its directory. */
 static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t len,
                      char *err, size_t errlen)
 {
-	char nodelist[8192];
-
-	if (rdzv_job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) > 0) {
-		if (rdzv_hostlist_nth(nodelist, step->node_id, buf, len, err, errlen) < 0)
-			return -1;
+	if (rdzv.nodename[0]) {
+		if (rdzv_strlcpy(buf, rdzv.nodename, len) < 0)
+			return rdzv_err(err, errlen, "node name too long for %%n");
 	} else if (rdzv_job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
 		return rdzv_err(err, errlen, "no SLURM_STEP_NODELIST or SLURMD_NODENAME for %%n");
 	}
@@ -119,6 +118,13 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 
 	if (rdzv.conf.topology[0] && topology_path(sp, step, path, sizeof(path), err, errlen) < 0)
 		return -1;
+	/* hwloc dlopen()s its plugins at the first topology of a process. The
+	 * libxml2 importer drags in libxml2, ICU and libstdc++ (about 3 of the
+	 * 4.5 ms a node spends loading an XML topology, doc/performance.md);
+	 * hwloc's built-in importer reads every file in shared/topologies the
+	 * same (tests/0040 passes with it), and gl/opencl are probes we never
+	 * want in slurmstepd. An admin's own value of the variable wins. */
+	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_xml_libxml,hwloc_gl,hwloc_opencl", 0);
 	if (rdzv_topo_load(rdzv.conf.topology[0] ? path : NULL, &topo, why, sizeof(why)) < 0) {
 		rdzv_err(err, errlen, "topology: %s", why);
 		goto fail;

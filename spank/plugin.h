@@ -23,7 +23,7 @@ struct rdzv_plugin {
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
 	char port_source[32];
-	char nodename[RDZV_HOST_MAX]; /* SLURMD_NODENAME, for messages */
+	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 
 extern struct rdzv_plugin rdzv;
@@ -32,6 +32,8 @@ extern struct rdzv_plugin rdzv;
  * Returns 1 when set, 0 when unset, -1 on error (including a value longer
  * than len). */
 int rdzv_job_getenv(spank_t sp, const char *name, char *buf, size_t len);
+/* The same into a malloc()ed string of any length (*out, to free). */
+int rdzv_job_getenv_dup(spank_t sp, const char *name, char **out);
 
 /* options.c */
 int rdzv_options_register(spank_t sp);

@@ -179,10 +179,10 @@ static int check_step(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 	return check < 0 ? -1 : 0;
 }
 
-static int compute_step(spank_t sp, char *err, size_t errlen)
+static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
 {
 	struct rdzv_step *st = &rdzv.step;
-	char nodelist[8192], dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024], het[32];
+	char dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024], het[32];
 	char *hosttext = NULL;
 	uint32_t env_tasks = 0, env_nodes = 0;
 	struct rdzv_port_range eph, *ephp = NULL;
@@ -208,12 +208,8 @@ static int compute_step(spank_t sp, char *err, size_t errlen)
 		                "%u nodes, SLURM_STEP_NUM_TASKS/NODES say %u on %u",
 		                st->ntasks, st->nnodes, env_tasks, env_nodes);
 	}
-	if (rdzv_job_getenv(sp, "SLURM_STEP_NODELIST", nodelist, sizeof(nodelist)) <= 0)
-		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing or too long");
-	/* This node's Slurm name (for messages): the step's list at our index.
-	 * SLURMD_NODENAME is only set in each task, after user_init. */
-	if (rdzv_hostlist_nth(nodelist, st->node_id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
-		gethostname(rdzv.nodename, sizeof(rdzv.nodename) - 1);
+	if (!nodelist)
+		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing");
 	if (rdzv_job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
 		dist[0] = '\0';
 	if (strncmp(dist, "arbitrary", 9) == 0
@@ -257,6 +253,8 @@ static void save_error(const char *what, const char *err)
 int rdzv_remote_user_init(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
+	char *nodelist = NULL;
+	int rc;
 
 	rdzv.error[0] = '\0';
 	if (rdzv.conf.env_fallback) {
@@ -291,8 +289,20 @@ int rdzv_remote_user_init(spank_t sp)
 			rdzv.active = 0;
 		return 0;
 	}
+	/* This node's Slurm name: the step's node list at our index (srun sets
+	 * the list, a user cannot export over it; SLURMD_NODENAME is only set
+	 * in each task, after user_init). Read once, for any list length. */
+	if (rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &nodelist) < 0) {
+		save_error("", "cannot read SLURM_STEP_NODELIST");
+		return 0;
+	}
+	if (!nodelist || rdzv_hostlist_nth(nodelist, rdzv.step.node_id, rdzv.nodename,
+	                                   sizeof(rdzv.nodename), NULL, 0) < 0)
+		rdzv.nodename[0] = '\0';
 	if (rdzv.mode && rdzv.mode->fill) {
-		if (compute_step(sp, err, sizeof(err)) < 0) {
+		rc = compute_step(sp, nodelist, err, sizeof(err));
+		free(nodelist);
+		if (rc < 0) {
 			save_error("", err);
 			return 0;
 		}
@@ -300,6 +310,8 @@ int rdzv_remote_user_init(spank_t sp)
 		              rdzv.step.job_id, rdzv.step.step_id, rdzv.mode->name,
 		              rdzv.step.master_host, rdzv.step.master_addr, rdzv.step.port,
 		              rdzv.port_source);
+	} else {
+		free(nodelist);
 	}
 	if (rdzv_profile_user_init(sp, err, sizeof(err)) < 0) {
 		save_error("profile: ", err);
@@ -323,7 +335,7 @@ int rdzv_remote_user_init(spank_t sp)
 static void print_table(spank_t sp, const struct rdzv_envset *env)
 {
 	const struct rdzv_step *st = &rdzv.step;
-	const char *node = rdzv.nodename;
+	const char *node = rdzv.nodename[0] ? rdzv.nodename : "?";
 	struct rdzv_envset **rows = NULL;
 	char err[RDZV_ERRLEN];
 	uint32_t lid;
