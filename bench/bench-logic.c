@@ -332,25 +332,6 @@ static int write_hostfile(struct scale_case *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* What spank/remote.c does with SLURM_HOSTFILE: its first 64 KiB. */
-static char *read_head(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	if (!(buf = malloc(HOSTFILE_READ + 1))) {
-		fclose(f);
-		return NULL;
-	}
-	n = fread(buf, 1, HOSTFILE_READ, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* One task's environment: the last task of the last node (the worst place
  * in every list). Counts come from the tasks-per-node string, as a
  * consumer without SPANK items would get them (the plugin reads them from
@@ -383,7 +364,7 @@ static int scale_task(void *ctx, char *err, size_t errlen)
 	st.gpus_on_node = -1;
 	if (rdzv_hostlist_nth(c->nodelist, st.node_id, node, sizeof(node), err, errlen) < 0)
 		goto fail;
-	if (c->hostfile[0] && !(text = read_head(c->hostfile))) {
+	if (c->hostfile[0] && !(text = rdzv_read_head(c->hostfile, HOSTFILE_READ))) {
 		rdzv_err(err, errlen, "cannot read %s", c->hostfile);
 		goto fail;
 	}

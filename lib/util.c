@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int rdzv_err(char *err, size_t errlen, const char *fmt, ...)
@@ -58,4 +59,22 @@ int rdzv_strlcpy(char *dst, const char *src, size_t dstlen)
 	}
 	memcpy(dst, src, n + 1);
 	return 0;
+}
+
+char *rdzv_read_head(const char *path, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	if (!(buf = malloc(max + 1))) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, max, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
 }

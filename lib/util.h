@@ -9,6 +9,10 @@
 #define RDZV_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define RDZV_PRINTF(a, b)
+/* The first max bytes of the file at path, NUL-terminated, in a malloc()ed
+ * buffer (to free). NULL when it cannot be opened or memory runs out. */
+char *rdzv_read_head(const char *path, size_t max);
+
 #endif
 
 /* snprintf into err[errlen] when err is not NULL. Always returns -1 so that
@@ -24,5 +28,9 @@ int rdzv_parse_u64n(const char *s, size_t n, uint64_t min, uint64_t max, uint64_
 
 /* Copy src into dst[dstlen]; returns 0, or -1 when it does not fit. */
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen);
+
+/* The first max bytes of the file at path, NUL-terminated, in a malloc()ed
+ * buffer (to free). NULL when it cannot be opened or memory runs out. */
+char *rdzv_read_head(const char *path, size_t max);
 
 #endif

@@ -60,27 +60,6 @@ static int env_unset(void *ctx, const char *name)
 	return spank_unsetenv(((struct task_env *)ctx)->sp, name) == ESPANK_SUCCESS ? 0 : -1;
 }
 
-/* Read the first HOSTFILE_MAX bytes of the user's hostfile. Runs in
- * user_init, after slurmstepd dropped privileges to the user. */
-static char *read_hostfile(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf = malloc(HOSTFILE_MAX + 1);
-	if (!buf) {
-		fclose(f);
-		return NULL;
-	}
-	n = fread(buf, 1, HOSTFILE_MAX, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* A decimal variable of the job's environment: 1 read, 0 absent, -1 bad. */
 static int env_u32(spank_t sp, const char *name, uint32_t *out)
 {
@@ -214,7 +193,7 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		dist[0] = '\0';
 	if (strncmp(dist, "arbitrary", 9) == 0
 	    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
-		hosttext = read_hostfile(hostfile);
+		hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
 	if (rdzv_master_host(nodelist, dist, hosttext, st->master_host, sizeof(st->master_host),
 	                     err, errlen) < 0)
 		goto fail;
