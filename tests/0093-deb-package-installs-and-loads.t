@@ -16,7 +16,7 @@ dpkg-query -W libslurm-dev >/dev/null 2>&1 || skip_all "libslurm-dev not install
 
 skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 
-work=$(mktemp -d /tmp/rdzv-0090.XXXXXX)
+work=$(mktemp -d /tmp/rdzv-0093.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # The packages are built by their own makes: nothing of this `make check`
 # (jobserver, TESTS=...) may leak into them.
