@@ -13,6 +13,12 @@
 /* An upper bound far above any cluster; keeps products from overflowing. */
 #define HOSTS_MAX ((uint64_t)1 << 40)
 
+/* How much of a bad piece a message quotes: enough to find it. */
+static int show(size_t n)
+{
+	return n > 32 ? 32 : (int)n;
+}
+
 static int is_sep(char c)
 {
 	return c == ',' || isspace((unsigned char)c);
@@ -59,14 +65,13 @@ static int parse_range(const char *s, size_t b, size_t e, uint64_t *lo,
 	size_t lo_end = dash ? (size_t)(dash - s) : e;
 
 	if (rdzv_parse_u64n(s + b, lo_end - b, 0, HOSTS_MAX * 1000, lo) < 0)
-		return rdzv_err(err, errlen, "bad range '%.*s'", (int)(e - b), s + b);
+		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
 	*hi = *lo;
 	if (dash && rdzv_parse_u64n(s + lo_end + 1, e - lo_end - 1, 0,
 	                            HOSTS_MAX * 1000, hi) < 0)
-		return rdzv_err(err, errlen, "bad range '%.*s'", (int)(e - b), s + b);
+		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
 	if (*hi < *lo)
-		return rdzv_err(err, errlen, "range '%.*s' runs backwards",
-		                (int)(e - b), s + b);
+		return rdzv_err(err, errlen, "range '%.*s' runs backwards", show(e - b), s + b);
 	*width = (int)(lo_end - b);
 	return 0;
 }

@@ -56,6 +56,8 @@ int rdzv_master_host(const char *step_nodelist, const char *distribution,
                      const char *hostfile_line, char *host, size_t hostlen,
                      char *err, size_t errlen)
 {
+	char why[256];
+
 	if (distribution && strncmp(distribution, "arbitrary", 9) == 0) {
 		if (!hostfile_line)
 			return rdzv_err(err, errlen,
@@ -65,7 +67,9 @@ int rdzv_master_host(const char *step_nodelist, const char *distribution,
 	}
 	if (!step_nodelist || !*step_nodelist)
 		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is not set");
-	return rdzv_hostlist_nth(step_nodelist, 0, host, hostlen, err, errlen);
+	if (rdzv_hostlist_nth(step_nodelist, 0, host, hostlen, why, sizeof(why)) < 0)
+		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST: %s", why);
+	return 0;
 }
 
 int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,

@@ -10,9 +10,10 @@
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
 
-# Under the build tree, not /tmp: a directory under a world-writable one is
-# (rightly) refused.
-pdir=$top_builddir/tests/e2e-profiles.$$
+# Profiles must sit in a directory whose every ancestor is root's and not
+# writable by others (the plugin refuses the rest), which a build tree under
+# /tmp is not: /run is.
+pdir=/run/rdzv-e2e-profiles.$$
 outside=$pdir.outside
 mkdir -p "$pdir" "$outside" || skip_all "cannot create $pdir"
 chmod 755 "$pdir" "$outside"
