@@ -1,8 +1,9 @@
 /* test-profile-dir: profiles are read from the admin's directory only, and
  * refused (with the reason) when anyone else could have written them.
- * Works in a scratch directory under $top_builddir (not /tmp: a directory
- * under a world-writable one is rightly refused), owned by whoever runs the
- * test, which is passed as the trusted owner. */
+ * Works in a scratch directory under /run when it may (root: every ancestor
+ * is root's and not writable by others), else under $top_builddir (not /tmp:
+ * a directory under a world-writable one is rightly refused), owned by
+ * whoever runs the test, which is passed as the trusted owner. */
 #include "config.h"
 #include "profile.h"
 #include "tap.h"
@@ -71,10 +72,16 @@ int main(void)
 	uid_t me = getuid();
 	int n, i;
 
-	snprintf(dir, sizeof(dir), "%s/tests/unit/profile-dir.%d", top ? top : ".", (int)getpid());
+	snprintf(dir, sizeof(dir), "/run/rdzv-profile-dir.%d", (int)getpid());
+	if (mkdir(dir, 0755) < 0) {
+		snprintf(dir, sizeof(dir), "%s/tests/unit/profile-dir.%d", top ? top : ".",
+		         (int)getpid());
+		if (mkdir(dir, 0755) < 0)
+			skip_all("cannot create a scratch directory under /run or top_builddir");
+	}
 	snprintf(outside, sizeof(outside), "%s.outside", dir);
-	if (mkdir(dir, 0755) < 0 || mkdir(outside, 0755) < 0)
-		skip_all("cannot create a scratch directory under top_builddir");
+	if (mkdir(outside, 0755) < 0)
+		skip_all("cannot create a scratch directory beside the profile directory");
 	chmod(dir, 0755);
 	chmod(outside, 0755);
 	if (rdzv_profile_dir_open(&d, dir, me, err, sizeof(err)) < 0) {
