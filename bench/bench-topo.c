@@ -1,6 +1,6 @@
 /* bench-topo: what binding costs per node and per task, for each real
- * topology given, with the code rdzv.so runs (lib/topo.c, lib/bindtable.c,
- * lib/bindmode.c).
+ * topology given, with the code rdzv.so runs (lib/bind/topo.c, lib/bind/bindtable.c,
+ * lib/bind/bindmode.c).
  *
  *   bench-topo [--csv FILE] [--tag TAG] XML...
  *

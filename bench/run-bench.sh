@@ -257,7 +257,7 @@ start=$EPOCHREALTIME
 rv=0
 
 # The profile directory the plugin accepts: root-owned and not writable by
-# group or others, it and every directory above it (lib/profile_dir.c).
+# group or others, it and every directory above it (lib/profile/profile_dir.c).
 # In the build directory when that holds there, else under /run.
 secure_path() {
 	local d=$1 mode

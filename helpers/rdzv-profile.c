@@ -5,7 +5,7 @@
  *   rdzv-profile [OPTIONS] show [NAME|none]
  *                                       the environment a step would get
  *
- * Uses the plugin's own code (lib/profile*.c), so what passes here is what
+ * Uses the plugin's own code (lib/profile/.c), so what passes here is what
  * jobs will accept. Exit status: 0 fine, 1 a profile (or the setup) has an
  * error, 2 usage. */
 #include "config.h"

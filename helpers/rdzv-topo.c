@@ -1,6 +1,6 @@
 /* rdzv-topo: print the binding table the plugin computes for a node, from
  * the live machine or an hwloc XML file, for a given set of the step's GPUs
- * and a task count. Same code as rdzv.so (lib/topo.c, lib/bindtable.c).
+ * and a task count. Same code as rdzv.so (lib/bind/topo.c, lib/bind/bindtable.c).
  *
  *   rdzv-topo [--input FILE.xml] [--gpus all|LIST] [--visible LIST]
  *             [--tasks N] [--hca-allow LIST] [--cpus LIST] [--list] [--bench N] */

@@ -1,5 +1,5 @@
 /* bind.c: glue of topology-aware binding (--rdzv-bind). The logic is in
- * lib/topo.c, lib/bindtable.c and lib/bindmode.c; this file only gathers
+ * lib/bind/topo.c, lib/bind/bindtable.c and lib/bind/bindmode.c; this file only gathers
  * the step's facts, keeps the node's table between user_init and the
  * tasks, and decides what the user is told.
  *

@@ -1,4 +1,4 @@
-/* profile.c: glue of site NCCL profiles (logic in lib/profile*.c).
+/* profile.c: glue of site NCCL profiles (logic in lib/profile/.c).
  *
  *   option callback (every context): remember --nccl-profile, check syntax
  *   srun/sbatch (init_post_opt): "list" prints and exits 0; a name must be

@@ -8,6 +8,8 @@
 
 mk=$top_builddir/Makefile
 lib=$top_builddir/lib/.libs/librdzv.a
+pflib=$top_builddir/helpers/preflight/.libs/libpreflight.a
+incs="-I$top_srcdir/lib/common -I$top_srcdir/lib/rdzv -I$top_srcdir/lib/bind -I$top_srcdir/lib/profile -I$top_srcdir/helpers/preflight"
 [ -f "$mk" ] || skip_all "no configured build in $top_builddir"
 [ -f "$lib" ] || skip_all "lib/librdzv.la not built"
 # configure's substitutions, as written into the Makefile
@@ -25,8 +27,8 @@ for src in "$fuzz"/fuzz-*.c; do
 	t=$(basename "$src" .c)
 	name=${t#fuzz-}
 	# shellcheck disable=SC2086
-	if ! $cc $cflags -I"$top_builddir" -I"$top_srcdir/lib" -I"$fuzz" "$fuzz/replay-main.c" "$src" \
-		"$lib" $ldflags $libs -o "$work/$t" >"$work/$t.build" 2>&1; then
+	if ! $cc $cflags -I"$top_builddir" $incs -I"$fuzz" "$fuzz/replay-main.c" "$src" \
+		"$pflib" "$lib" $ldflags $libs -o "$work/$t" >"$work/$t.build" 2>&1; then
 		ok 1 "$t builds warning-free with the project's flags"
 		sed 's/^/# /' "$work/$t.build" | head -20
 		continue

@@ -43,11 +43,15 @@ ok "$([ -n "$p" ] && [ "$p" -ge 30000 ] && [ "$p" -le 30999 ] && echo 0 || echo 
 	"torchrun: a derived port lies in the admin's port_range ($p)"
 
 # 4. arbitrary distribution: rank 0's node is the hostfile's first line,
-#    read as the user in user_init.
-printf '# the user wrote this\n\n  n3*2\nlocalhost\n' >"$work/hosts"
-h "arbitrary" -N 2 -n 0 -t 3 -l 1 -g 2 -e SLURM_STEP_NODELIST='localhost,n3' \
+#    read as the user in user_init. The first host must resolve here (the
+#    plugin checks it): this machine's own name, which is not the first
+#    node of the list.
+me=$(hostname -s 2>/dev/null)
+getent hosts "$me" >/dev/null 2>&1 && [ "$me" != localhost ] || me=ip6-localhost
+printf '# the user wrote this\n\n  %s*2\nlocalhost\n' "$me" >"$work/hosts"
+h "arbitrary" -N 2 -n 0 -t 3 -l 1 -g 2 -e SLURM_STEP_NODELIST="localhost,$me" \
 	-e SLURM_DISTRIBUTION=arbitrary -e SLURM_HOSTFILE="$work/hosts" -o rdzv=torch "$plugin"
-is "$(envof 2 MASTER_ADDR)" "n3" "arbitrary: MASTER_ADDR is the hostfile's first host"
+is "$(envof 2 MASTER_ADDR)" "$me" "arbitrary: MASTER_ADDR is the hostfile's first host"
 
 # 5. Failure path: rank 0's node does not resolve. Tasks end before exec
 #    with a message naming the host; the step does not hang.

@@ -26,7 +26,7 @@ else
 	out=$(cd "$srcdir" && cppcheck --enable=warning,style,performance,portability \
 		--std=c11 --inline-suppr --quiet --error-exitcode=1 \
 		--suppressions-list=tests/cppcheck.supp \
-		-D__GNUC__ -Ilib $inc \
+		-D__GNUC__ -Ilib/common -Ilib/rdzv -Ilib/bind -Ilib/profile -Ihelpers/preflight $inc \
 		--template='{file}:{line}: {severity} ({id}): {message}' \
 		lib spank helpers 2>&1)
 	rc=$?
@@ -40,7 +40,7 @@ else
 fi
 
 bad=$(cd "$srcdir" && grep -nE '\b(setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|setgroups|initgroups|system|popen|execl|execlp|execle|execv|execvp|execvpe|execve)[[:space:]]*\(' \
-	spank/*.c lib/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)')
+	spank/*.c lib/*/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)')
 if [ -z "$bad" ]; then
 	echo "ok 2 - the plugin never changes credentials or runs programs (doc/privilege.md)"
 else

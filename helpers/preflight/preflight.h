@@ -8,7 +8,7 @@
  *              (stubs without HAVE_CUDA_NCCL)
  *   summary.c  rank 0's one-screen summary and --json
  *
- * Ranks exchange three blobs through the bootstrap (lib/bootstrap.h):
+ * Ranks exchange three blobs through the bootstrap (helpers/preflight/bootstrap.h):
  * phase 1 each rank's report, phase 2 rank 0's plan (ring addresses, GPU
  * or not, the NCCL unique id), phase 3 each rank's results. Every rank
  * computes the verdict from the same gathered data, so all exit alike. */

@@ -148,24 +148,52 @@ wait_idle() {
 	return 1
 }
 
+# Every daemon of this cluster is started with RDZV_TEST_CLUSTER=$dir in its
+# environment; slurmd passes its environment to the slurmstepd it starts. Only
+# processes that carry this exact marker are ever signalled: a production
+# slurmd or slurmstepd on the same machine, or another test cluster, never is.
+own_pids() {
+	local p comm
+	for p in /proc/[0-9]*; do
+		comm=$(cat "$p/comm" 2>/dev/null) || continue
+		case $comm in slurmctld | slurmd | slurmstepd) ;; *) continue ;; esac
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "RDZV_TEST_CLUSTER=$dir" \
+			&& echo "${p#/proc/}"
+	done
+}
+
 stop() {
-	local f pid i
+	local pids i
 	[ -d "$dir" ] || return 0
 	[ -f "$dir/slurm.conf" ] && SLURM_CONF=$dir/slurm.conf timeout 10 scancel --full -u root >/dev/null 2>&1
-	for f in "$dir"/run/slurmd-*.pid "$dir"/run/slurmctld.pid; do
-		[ -f "$f" ] || continue
-		pid=$(cat "$f" 2>/dev/null)
-		[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	done
+	pids=$(own_pids)
+	[ -n "$pids" ] && kill $pids 2>/dev/null
 	for i in $(seq 1 40); do
-		pgrep -f -- "$dir/slurm.conf" >/dev/null || break
+		pids=$(own_pids)
+		[ -z "$pids" ] && break
 		sleep 0.25
 	done
-	pkill -9 -f -- "$dir/slurm.conf" 2>/dev/null
-	# slurmstepd processes of this cluster carry no config path: match by spool dir
-	pkill -9 -f "slurmstepd.*" 2>/dev/null
+	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
 	rm -f "$dir"/run/*.pid
 	return 0
+}
+
+# A port or state directory that another process holds is refused, never
+# taken over: the other holder may be a production Slurm.
+check_free() {
+	local k held
+	held=$(ss -Htlnp 2>/dev/null | awk -v p=":$ctld_port\$" '$4 ~ p')
+	[ -z "$held" ] || die "port $ctld_port (slurmctld) is in use: $held; set RDZV_CTLD_PORT"
+	for k in $(seq 1 "$nodes"); do
+		held=$(ss -Htlnp 2>/dev/null | awk -v p=":$((slurmd_port_base + k))\$" '$4 ~ p')
+		[ -z "$held" ] || die "port $((slurmd_port_base + k)) (slurmd n$k) is in use: $held; set RDZV_SLURMD_PORT_BASE"
+	done
+	if [ -f "$dir/.owner" ] && [ "$(cat "$dir/.owner")" != "spank-rdzv test cluster" ]; then
+		die "state directory $dir belongs to something else; set RDZV_CLUSTER_DIR"
+	fi
+	if [ -f "$dir/slurm.conf" ] && [ ! -f "$dir/.owner" ]; then
+		die "state directory $dir exists and is not a spank-rdzv test cluster's; set RDZV_CLUSTER_DIR"
+	fi
 }
 
 start() {
@@ -174,14 +202,16 @@ start() {
 	command -v slurmctld >/dev/null && command -v slurmd >/dev/null || die "slurmctld/slurmd not installed"
 	[ "${RDZV_NO_PLUGIN:-0}" = 1 ] || [ -f "$plugin" ] || die "plugin $plugin not built"
 	stop
+	check_free
+	mkdir -p "$dir" && echo "spank-rdzv test cluster" >"$dir/.owner"
 	rm -rf "$dir/state" "$dir/spool" "$dir/log"
 	write_conf
 	hosts_lines
-	slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
+	RDZV_TEST_CLUSTER=$dir slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
 	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+ghost}; do
 		[ "$k" = ghost ] || k=n$k
 		mkdir -p "$dir/spool/$k"
-		slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
+		RDZV_TEST_CLUSTER=$dir slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
 	done
 	wait_idle
 }

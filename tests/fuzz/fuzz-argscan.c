@@ -1,5 +1,5 @@
 /* fuzz-argscan.c: the step's command line as the argv scanner and the
- * Megatron layout check read it (lib/argscan.h, lib/megatron.h).
+ * Megatron layout check read it (lib/rdzv/argscan.h, lib/rdzv/megatron.h).
  * Input: argv words, one per line (the first is the program); the last line,
  * when it contains '=', is read as the environment word TP_SIZE=... style
  * (it stays in argv too). Invariants: the scanner's answer is -1, 0 or 1; a

@@ -1,5 +1,5 @@
 /* fuzz-profile.c: the profile parser, includes and the resolver
- * (lib/profile.h), on profile directories held in memory.
+ * (lib/profile/profile.h), on profile directories held in memory.
  * Input: the first line is the choice "USER|PARTITION|SITE|PARTITION_MAP"
  * (missing fields are empty); then files, each starting with a line
  * "@@ NAME"; text before the first "@@ " line is profile "a".

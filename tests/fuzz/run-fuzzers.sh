@@ -87,19 +87,20 @@ if [ -z "$hwloc_libs" ]; then
 fi
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cflags="-g -O1 $san -I$work/include -I$srcdir/lib $hwloc_cflags"
+incs="-I$srcdir/lib/common -I$srcdir/lib/rdzv -I$srcdir/lib/bind -I$srcdir/lib/profile -I$srcdir/helpers/preflight"
+cflags="-g -O1 $san -I$work/include $incs $hwloc_cflags"
 
 # The library's sources: those the configured build links into librdzv
 # (so a half-written file nobody lists yet cannot break fuzzing), else all
-# of lib/*.c.
+# of lib/*/*.c and the preflight protocol.
 libsrcs=
 if [ -n "$builddir" ] && [ -f "$builddir/Makefile" ]; then
-	printf 'rdzv-print-lib-sources:\n\t@echo $(lib_librdzv_la_SOURCES)\n' >"$work/print.mk"
+	printf 'rdzv-print-lib-sources:\n\t@echo $(lib_librdzv_la_SOURCES) $(helpers_preflight_libpreflight_la_SOURCES)\n' >"$work/print.mk"
 	for f in $(cd "$builddir" && make -s -f Makefile -f "$work/print.mk" rdzv-print-lib-sources 2>/dev/null | tail -1); do
 		case $f in *.c) libsrcs="$libsrcs $srcdir/$f" ;; esac
 	done
 fi
-[ -n "$libsrcs" ] || libsrcs=$(ls "$srcdir"/lib/*.c)
+[ -n "$libsrcs" ] || libsrcs=$(ls "$srcdir"/lib/*/*.c "$srcdir"/helpers/preflight/boot_*.c "$srcdir"/helpers/preflight/busbw.c)
 
 # The library once, instrumented for coverage but without libFuzzer's main.
 objs=

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "tap.h"
 #include "modes.h"
+#include "util.h"
 
 static struct rdzv_step step(uint32_t ntasks, uint32_t nnodes, uint32_t node,
                              uint32_t local)

@@ -78,3 +78,13 @@ char *rdzv_read_head(const char *path, size_t max)
 	fclose(f);
 	return buf;
 }
+
+const char *rdzv_envp_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}

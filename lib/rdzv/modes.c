@@ -113,7 +113,7 @@ static int fill_megatron(const struct rdzv_step *s, const struct rdzv_task *t,
 
 #define MSG_MAX 512
 
-/* The layout check (lib/megatron.h) on the step's command line and
+/* The layout check (lib/rdzv/megatron.h) on the step's command line and
  * environment, then the FP8 warning for this node's GPU model. */
 static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
 {
@@ -227,16 +227,6 @@ static const struct rdzv_mode modes[] = {
 	  0, fill_jax, NULL },
 	{ NULL, NULL, 0, NULL, NULL },
 };
-
-const char *rdzv_envp_get(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (; envp && *envp; envp++)
-		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
 
 const struct rdzv_mode *rdzv_modes(void)
 {

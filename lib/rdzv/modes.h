@@ -78,8 +78,6 @@ const struct rdzv_mode *rdzv_modes(void);
 int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *step,
                          char *err, size_t errlen);
 
-/* Value of name in a NULL-terminated "NAME=value" array, or NULL. */
-const char *rdzv_envp_get(char *const *envp, const char *name);
 
 /* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
  * so that other modes (deepspeed, megatron) build on it. */

@@ -33,4 +33,7 @@ int rdzv_strlcpy(char *dst, const char *src, size_t dstlen);
  * buffer (to free). NULL when it cannot be opened or memory runs out. */
 char *rdzv_read_head(const char *path, size_t max);
 
+/* Value of NAME in a NULL-terminated "NAME=value" array, or NULL. */
+const char *rdzv_envp_get(char *const *envp, const char *name);
+
 #endif

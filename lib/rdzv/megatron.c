@@ -3,7 +3,6 @@
 #include "megatron.h"
 #include "argscan.h"
 #include "layout.h"
-#include "modes.h"
 #include "util.h"
 
 #include <ctype.h>
