@@ -362,8 +362,10 @@ static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j,
 		size_t np = (size_t)hwloc_bitmap_weight(set), lo, hi, idx = 0;
 		int b;
 
-		lo = m <= np ? j * np / m : j % np;
-		hi = m <= np ? (j + 1) * np / m : lo + 1;
+		/* One CPU each (CPU j, or j mod count beyond the set's CPUs), as
+		 * doc/binding.md says: never a slice of CPUs from two cores. */
+		lo = j % np;
+		hi = lo + 1;
 		hwloc_bitmap_foreach_begin(b, set) {
 			if (idx >= lo && idx < hi)
 				hwloc_bitmap_set(out, (unsigned)b);
