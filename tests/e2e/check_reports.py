@@ -8,7 +8,9 @@ exits 0 only when all hold:
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
   - TORCHELASTIC_USE_AGENT_STORE never set;
-  - GROUP_RANK == NODE_RANK == the node's index in the step, GROUP_WORLD_SIZE == the
+  - GROUP_RANK == NODE_RANK == the node's index in the step (NODE_RANK unset under
+    --launcher torchrun: neither torchrun nor the plugin's torchrun mode sets it for
+    the workers), GROUP_WORLD_SIZE == the
     number of nodes: the index is the node's place among the nodes the reports come
     from, in Slurm's node order (names compared with their numbers as numbers: n2 < n10),
     derived here from where the ranks ran, not from any variable the plugin sets;
@@ -82,9 +84,14 @@ def main(argv):
     index = {n: i for i, n in enumerate(nodes)}
     for r in reps:
         e, want = r["env"], str(index[r["node"]])
+        # Under a per-node torchrun, GROUP_RANK is torchrun's (its static
+        # rendezvous: the launcher's node_rank, one launcher per node) and
+        # nobody sets NODE_RANK: torchrun does not, and the plugin's torchrun
+        # mode gives the launcher only torchrun's PET_* flags.
+        wants = {"GROUP_RANK": want, "NODE_RANK": None if opts.get("--launcher") == "torchrun" else want}
         for k in ("GROUP_RANK", "NODE_RANK"):
-            if e.get(k) != want:
-                bad.append(f"rank {e['RANK']} on {r['node']}: {k} {e.get(k)}, want {want} "
+            if e.get(k) != wants[k]:
+                bad.append(f"rank {e['RANK']} on {r['node']}: {k} {e.get(k)}, want {wants[k]} "
                            f"(node {want} of {nodes})")
         if e.get("GROUP_WORLD_SIZE") != str(len(nodes)):
             bad.append(f"rank {e['RANK']}: GROUP_WORLD_SIZE {e.get('GROUP_WORLD_SIZE')}, want {len(nodes)}")
