@@ -3,8 +3,22 @@
 # automake's result lines are "SKIP: TEST - REASON" (a skipped file, plan
 # 1..0) or "SKIP: TEST N - NAME # SKIP REASON" (one skipped test). make -j
 # interleaves the lines of tests running at once in its own output, so a
-# result line is taken wherever it starts in a line.
+# result line is taken wherever it starts in a line. test-suite.log titles
+# each copied log "SKIP: TEST" over a line of '=': a title, not a result.
+function flush() {
+	if (pending != "")
+		print pending
+	pending = ""
+	title = 0
+}
+/^=+$/ {
+	if (title)
+		pending = ""
+	flush()
+	next
+}
 {
+	flush()
 	i = index($0, "SKIP: ")
 	if (!i || /^# /)
 		next
@@ -13,11 +27,15 @@
 	sub(/ .*/, "", t)
 	if (t == "")
 		next
+	title = (r == t)
 	if ((j = index(r, "# SKIP")))
 		r = substr(r, j + 7)
 	else if ((j = index(r, " - ")))
 		r = substr(r, j + 3)
 	else
 		r = "(no reason given)"
-	printf "%s: %s: %s\n", leg, t, r
+	pending = sprintf("%s: %s: %s", leg, t, r)
+}
+END {
+	flush()
 }
