@@ -28,7 +28,8 @@ pick_ports() {
 	while listening "$p" || listening $((p + 1)); do p=$((p + 2)); done
 	echo "$p"
 }
-fctld=$(pick_ports 17817)
+# Away from the suite clusters' ports (16817/16900, 17817/17900, 18817/18900).
+fctld=$(pick_ports 24817)
 fslurmd=$((fctld + 1))
 
 cat >"$conf" <<CONF
@@ -117,7 +118,7 @@ alive() { echo "$fctld_pid:$(comm "$fctld_pid") $fslurmd_pid:$(comm "$fslurmd_pi
 # 3. cluster.sh refuses what it does not own, naming it, and its refused
 #    start cancels nothing.
 cl() { env "$@" top_srcdir="$top_srcdir" top_builddir="$top_builddir" bash "$cluster" start 2>&1; }
-free=$(pick_ports 18817)
+free=$(pick_ports 25817)
 out=$(cl RDZV_CLUSTER_DIR="$work/c1" RDZV_CTLD_PORT="$fctld" RDZV_SLURMD_PORT_BASE="$((free + 10))"); rc=$?
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "cluster.sh start refuses a taken slurmctld port (exit $rc)"
 like "$out" "port $fctld \(slurmctld\) is in use" "... and names the port ($fctld)"
