@@ -4,13 +4,15 @@
 # n2 = JUWELS Booster jwb0004, 4 GPUs; n3 = ipa20, 4 GPUs with three DOWN
 # ports), fake gres GPUs match those counts, and every task's environment
 # and CPU affinity is checked against answers read from the XML trees (see
-# tests/topo/*.out for the derivations) and against rdzv-topo's table.
+# tests/topo/*.out for the derivations) and, for CPUs, against the table
+# tests/topo/derive.py derives from the XML (Python xml.etree, no hwloc, no
+# plugin code: independent of what is tested).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
 fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
 [ -d "$fixtures" ] || skip_all "no topology fixtures at $fixtures (set RDZV_TOPOLOGIES)"
-helper=$top_builddir/helpers/rdzv-topo
+derive=$top_srcdir/tests/topo/derive.py
 topo=$(mktemp -d /tmp/rdzv-topo.XXXXXX)
 p4d=aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml
 jwb=psmgmt__tests__hwloc__topo.jwb0004.xml
@@ -28,10 +30,10 @@ report='echo "$SLURMD_NODENAME $SLURM_LOCALID cvd=${CUDA_VISIBLE_DEVICES-} order
 run_step() { run_to 60 "$@"; [ "$rc" = 0 ] || diag "exit $rc: $(printf '%s' "$out" | head -c 2000)"; }
 line() { printf '%s\n' "$out" | grep "^$1 $2 " | head -n 1; }
 field() { line "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"; }
-# The CPUs rdzv-topo gives task $3 of a step on topology $1 with GPUs $2,
+# The CPUs derive.py gives task $3 of a step on topology $1 with GPUs $2,
 # the step's CPUs being this machine's (slurmd inherits our affinity).
 mycpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
-want_cpus() { "$helper" --input "$fixtures/$1" --gpus "$2" --cpus "$mycpus" --tasks "$4" \
+want_cpus() { $PY "$derive" "$fixtures/$1" --gpus "$2" --cpus "$mycpus" --tasks "$4" \
 	| sed -n "s/^task $3: .*, cpus \([0-9,-]*\).*/\1/p"; }
 
 run_step srun -N3 --ntasks-per-node=4 --gres=gpu:4 --rdzv-bind=auto bash -c "$report"
@@ -59,7 +61,7 @@ for spec in "n1 $p4d" "n2 $jwb" "n3 $ipa"; do
 	set -- $spec
 	for i in 0 1 2 3; do
 		want=$(want_cpus "$2" 0,1,2,3 $i 4)
-		is "$(field "$1" $i cpus)" "${want:-(rdzv-topo gave no CPUs)}" "cpu: $1 task $i is bound to $want, as rdzv-topo says"
+		is "$(field "$1" $i cpus)" "${want:-(derive.py gave no CPUs)}" "cpu: $1 task $i is bound to $want, as derived from the XML"
 	done
 done
 
@@ -72,7 +74,7 @@ run_step srun -N1 -w n1 -n1 --gres=gpu:8 --rdzv-bind=auto bash -c "$report"
 is "$(field n1 0 ucx)" "rdmap16s27:1,rdmap32s27:1,rdmap144s27:1,rdmap160s27:1" \
 	"one task on all 8 GPUs (a launcher) gets every GPU's NIC, not GPU 0's"
 want=$(want_cpus $p4d 0,1,2,3,4,5,6,7 0 1)
-is "$(field n1 0 cpus)" "${want:-(rdzv-topo gave no CPUs)}" "... and all their CPUs ($want)"
+is "$(field n1 0 cpus)" "${want:-(derive.py gave no CPUs)}" "... and all their CPUs ($want)"
 
 run_step srun -N1 -w n2 -n4 --gres=gpu:4 --rdzv-bind=isolate bash -c "$report"
 is "$(field n2 0 cvd),$(field n2 1 cvd),$(field n2 2 cvd),$(field n2 3 cvd)" "0,1,2,3" \

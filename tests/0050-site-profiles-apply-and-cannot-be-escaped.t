@@ -137,8 +137,8 @@ EOF
 	run_to 60 srun -N2 -n2 --nccl-profile=noplug ./probe
 	is "$(uniq_of "$out")" "nccl-failed " "without it, the program's re-export reaches NCCL (the gap the plugin closes)"
 else
-	ok 0 "# SKIP NCCL headers or libnccl-env-rdzv.so missing"
-	ok 0 "# SKIP NCCL headers or libnccl-env-rdzv.so missing"
+	skip "NCCL headers or libnccl-env-rdzv.so missing"
+	skip "NCCL headers or libnccl-env-rdzv.so missing"
 fi
 
 # --- refusals before launch ---

@@ -70,7 +70,7 @@ SB
 	is "$(tr '\n' ' ' < "$tmp/hostfile" 2>/dev/null)" "n1 slots=2 n2 slots=2 " \
 		"rdzv-hostfile -o in a batch script with --gres=gpu:2 (SLURM_JOB_GPUS)"
 else
-	ok 0 "# SKIP rdzv-hostfile not built"
+	skip "rdzv-hostfile not built"
 fi
 rm -rf "$tmp"
 done_testing

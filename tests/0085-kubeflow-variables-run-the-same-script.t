@@ -6,7 +6,7 @@
 # description. Two local processes stand for the Master and Worker pods.
 . "$top_srcdir/tests/lib/tap.sh"
 PY=/usr/bin/python3
-$PY -c 'import torch.distributed' 2>/dev/null || skip_all "python3-torch not installed"
+$PY -c 'import torch.distributed' 2>/dev/null || skip_all_missing python3-torch "python3-torch not installed"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 script="$top_srcdir/sbatch-examples/train_tiny.py"

@@ -11,7 +11,7 @@
 [ -f "$top_srcdir/tests/lib/e2e.sh" ] || skip_all "tests/lib/e2e.sh not there yet"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
-py=$(command -v python3) || skip_all "python3 not installed"
+py=$(command -v python3) || skip_all_missing python3 "python3 not installed"
 app=$top_srcdir/tests/harness/tcp-rendezvous.py
 cd "$(mktemp -d)" || exit 1
 chmod 755 .

@@ -10,11 +10,10 @@
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
 for tool in dpkg-buildpackage dh dh_autoreconf dpkg-deb; do
-	command -v $tool >/dev/null || skip_all "$tool not installed (tests/install-deps.sh: debhelper dpkg-dev)"
+	command -v $tool >/dev/null || skip_all_missing "debhelper dpkg-dev" "$tool not installed"
 done
-dpkg-query -W libslurm-dev >/dev/null 2>&1 || skip_all "libslurm-dev not installed"
+dpkg-query -W libslurm-dev >/dev/null 2>&1 || skip_all_missing libslurm-dev "libslurm-dev not installed"
 
-skip_one() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 
 work=$(mktemp -d /tmp/rdzv-0093.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -57,7 +56,7 @@ if command -v apt-get >/dev/null; then
 	out=$(apt-get -s -o Debug::NoLocking=1 install "$deb" 2>&1)
 	like "$out" "Inst spank-rdzv" "the package's dependencies are satisfied by the installed Slurm (apt-get -s)"
 else
-	skip_one "apt-get not installed"
+	skip "apt-get not installed"
 fi
 
 root=$work/root
@@ -104,7 +103,7 @@ exec 9>&-
 
 # ---- RPM
 if ! command -v rpmbuild >/dev/null; then
-	skip_one "rpmbuild not installed (Debian package rpm)"
+	skip_missing rpm "rpmbuild not installed (Debian package rpm)"
 	done_testing
 	exit $?
 fi

@@ -18,6 +18,14 @@
 # Prints TAP (one test per stage, details as comments) and exits non-zero
 # when any stage fails. Budget: about 6 minutes on 2 cores.
 #
+# Each stage also prints its inner totals and the reason of each inner skip,
+# which tests/run-all.sh adds to its own count (a skip is a skip, never a
+# pass):
+#   # tally PASSED FAILED SKIPPED STAGE
+#   # skipped: STAGE: WHERE: REASON
+# Under CI (CI=true) a tool that tests/install-deps.sh installs (clang and its
+# libFuzzer runtime, valgrind, cppcheck) fails its stage when missing.
+#
 # Environment:
 #   RDZV_FUZZ_SECONDS   per fuzz target (default here 20; run-fuzzers.sh's own default is 30)
 #   RDZV_SAN_BUILDDIR   the sanitizer build directory (default: _build-hardening-san)
@@ -56,6 +64,36 @@ stage() { # stage STATUS NAME [LOG]
 	fi
 }
 elapsed() { echo "$(($(date +%s) - start)) s"; }
+tally() { echo "# tally $2 $3 $4 $1"; } # tally STAGE PASSED FAILED SKIPPED
+skipped() { echo "# skipped: $1: $2: $3"; } # skipped STAGE WHERE REASON
+# make_check_tally STAGE LOG SUITELOG: the totals of a make check log
+# (automake's "# PASS: N" summary) and the reason of each skip (from the
+# build's test-suite.log: make -j interleaves the lines of LOG).
+make_check_tally() {
+	if grep -q '^# TOTAL:' "$2" 2>/dev/null; then
+		awk -v st="$1" '
+			/^# PASS:/ { p = $3 } /^# FAIL:|^# ERROR:|^# XPASS:/ { f += $3 } /^# SKIP:/ { k = $3 }
+			END { printf "# tally %d %d %d %s\n", p, f, k, st }' "$2"
+		from=$2
+		[ -f "$3" ] && from=$3
+		awk -v leg="$1" -f "$srcdir/tests/lib/skip-reasons.awk" "$from" | sed 's/^/# skipped: /'
+	else
+		tally "$1" 0 1 0
+	fi
+}
+# tap_tally STAGE LOG...: the same for plain TAP output (ok, ok # SKIP,
+# 1..0 # SKIP, not ok, not ok # TODO = a known issue, counted as a skip).
+tap_tally() {
+	st=$1
+	shift
+	awk -v st="$st" '
+		/^1\.\.0 # SKIP/ { k++; sub(/^1\.\.0 # SKIP */, ""); printf "# skipped: %s: %s: %s\n", st, FILENAME, $0; next }
+		/^ok .*# SKIP/ { k++; r = $0; sub(/^.*# SKIP */, "", r); printf "# skipped: %s: %s: %s\n", st, FILENAME, r; next }
+		/^not ok .*# TODO/ { k++; r = $0; sub(/^.*# TODO */, "", r); printf "# skipped: %s: %s: known issue (TODO): %s\n", st, FILENAME, r; next }
+		/^ok / { p++ } /^not ok / { f++ }
+		END { printf "# tally %d %d %d %s\n", p, f, k, st }' "$@" | sed "s|$logs/||"
+}
+ci() { [ "${CI:-}" = true ]; }
 summary() { # the TAP results of a make check log directory, as comments
 	find "$1" -name '*.trs' 2>/dev/null | while read -r f; do
 		r=$(sed -n 's/^:global-test-result: //p' "$f")
@@ -87,6 +125,7 @@ fi
 counts=$(grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR|XFAIL|XPASS):' "$logs/san.log" 2>/dev/null | tr -s ' ' | tr '\n' ' ')
 stage "$rc" "sanitizer build (ASan+UBSan, -Werror) and make check: ${counts:-no test summary} [$(elapsed)]" "$logs/san.log"
 [ "$rc" -eq 0 ] || summary "$san"
+make_check_tally "sanitizer make check" "$logs/san.log" "$san/test-suite.log"
 
 # 2. Fuzzing (config.h and lib sources from the sanitizer build when it exists).
 fz=$san
@@ -95,14 +134,28 @@ RDZV_BUILDDIR=$fz RDZV_FUZZ_SUMMARY=$logs/fuzz.tsv RDZV_FUZZ_WORKDIR=$logs/fuzz 
 	sh "$srcdir/tests/fuzz/run-fuzzers.sh" >"$logs/fuzz.log" 2>&1
 rc=$?
 if grep -q '^1\.\.0 # SKIP' "$logs/fuzz.log"; then
-	n=$((n + 1))
-	echo "ok $n # SKIP fuzzing: $(sed -n 's/^1\.\.0 # SKIP //p' "$logs/fuzz.log")"
+	why=$(sed -n 's/^1\.\.0 # SKIP //p' "$logs/fuzz.log")
+	if ci; then
+		stage 1 "fuzzing: CI=true: $why (tests/install-deps.sh installs clang libclang-rt-14-dev)"
+		tally fuzzing 0 1 0
+	else
+		n=$((n + 1))
+		echo "ok $n # SKIP fuzzing: $why"
+		tally fuzzing 0 0 1
+		skipped fuzzing run-fuzzers.sh "$why"
+	fi
 else
 	targets=$(grep -c '^ok ' "$logs/fuzz.log")
 	total=$(grep -cE '^(not )?ok ' "$logs/fuzz.log")
 	stage "$rc" "fuzzing: $targets of $total targets clean after ${RDZV_FUZZ_SECONDS}s each [$(elapsed)]"
 	grep -E '^(not )?ok ' "$logs/fuzz.log" | sed 's/^/#   /'
 	[ "$rc" -eq 0 ] || grep -vE '^(not )?ok |^1\.\.' "$logs/fuzz.log" | head -40 | sed 's/^/#   /'
+	if [ "$total" -eq 0 ]; then
+		tally fuzzing 0 1 0
+	else
+		tap_tally fuzzing "$logs/fuzz.log"
+		[ "$rc" -eq 0 ] || [ "$((total - targets))" -gt 0 ] || tally fuzzing 0 1 0
+	fi
 fi
 
 # 3. The plugin under valgrind, in the plain build.
@@ -125,27 +178,37 @@ vgtests="0071-plugin-hooks-run-clean-under-valgrind 0072-oversized-repeated-and-
 pass=0
 fail=0
 todo=0
+skips=0
 if [ "$rc" -eq 0 ]; then
 	for t in $vgtests; do
 		top_srcdir=$srcdir top_builddir=$plain RDZV_SANITIZE=no RDZV_HAVE_CUDA=no \
 			bash "$srcdir/tests/$t.t" >"$logs/$t.log" 2>&1 || rc=1
-		pass=$((pass + $(grep -c '^ok ' "$logs/$t.log")))
+		pass=$((pass + $(grep '^ok ' "$logs/$t.log" | grep -vc '# SKIP')))
+		skips=$((skips + $(grep -cE '^ok .*# SKIP|^1\.\.0 # SKIP' "$logs/$t.log")))
 		fail=$((fail + $(grep '^not ok ' "$logs/$t.log" | grep -vc '# TODO')))
 		todo=$((todo + $(grep '^not ok ' "$logs/$t.log" | grep -c '# TODO')))
 		grep '^not ok ' "$logs/$t.log" | grep -v '# TODO' | sed "s/^/#   $t: /" >>"$logs/vg.log"
 	done
 	[ "$fail" -eq 0 ] || rc=1
 fi
-command -v valgrind >/dev/null 2>&1 && how="under valgrind" || how="(valgrind not installed: without it)"
-stage "$rc" "rdzv.so hooks via the harness $how: $pass passed, $fail failed, $todo known issues (TODO) [$(elapsed)]" "$logs/vg.log"
+command -v valgrind >/dev/null 2>&1 && how="under valgrind" || how="(valgrind not installed: memory checks skipped)"
+stage "$rc" "rdzv.so hooks via the harness $how: $pass passed, $fail failed, $skips skipped, $todo known issues (TODO) [$(elapsed)]" "$logs/vg.log"
 for t in $vgtests; do
 	grep '^not ok .*# TODO' "$logs/$t.log" 2>/dev/null | sed "s/^/#   known: /"
 done
+if [ -f "$logs/${vgtests%% *}.log" ]; then
+	(cd "$logs" && tap_tally "harness (valgrind)" $(for t in $vgtests; do echo "$t.log"; done))
+	[ "$rc" -eq 0 ] || [ "$fail" -gt 0 ] || tally "harness (valgrind)" 0 1 0
+else
+	tally "harness (valgrind)" 0 1 0
+fi
 
 # 4. Static analysis.
 top_srcdir=$srcdir top_builddir=$plain sh "$srcdir/tests/static-analysis.sh" >"$logs/static.log" 2>&1
 rc=$?
-stage "$rc" "static analysis: $(grep -E '^(not )?ok' "$logs/static.log" | sed 's/^[a-z ]*[0-9]* - //' | tr '\n' ';') [$(elapsed)]" "$logs/static.log"
+stage "$rc" "static analysis: $(grep -E '^(not )?ok' "$logs/static.log" | sed 's/^[a-z ]*[0-9]* \(- \)\{0,1\}//' | tr '\n' ';') [$(elapsed)]" "$logs/static.log"
+(cd "$logs" && tap_tally "static analysis" static.log)
+[ "$rc" -eq 0 ] || grep -q '^not ok' "$logs/static.log" || tally "static analysis" 0 1 0
 
 if [ "$failed" -eq 0 ]; then
 	echo "# total $(elapsed)"

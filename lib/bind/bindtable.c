@@ -359,16 +359,18 @@ static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j,
 		for (i = j * nu / m; i < (j + 1) * nu / m; i++)
 			hwloc_bitmap_or(out, out, u[i]);
 	} else {
-		size_t np = (size_t)hwloc_bitmap_weight(set), lo, hi, idx = 0;
-		int b;
+		/* One CPU each: CPU j of the set, or j mod its count beyond it,
+		 * as doc/binding.md says (never a slice across two cores). */
+		int np = hwloc_bitmap_weight(set), b, idx = 0;
 
-		lo = m <= np ? j * np / m : j % np;
-		hi = m <= np ? (j + 1) * np / m : lo + 1;
-		hwloc_bitmap_foreach_begin(b, set) {
-			if (idx >= lo && idx < hi)
-				hwloc_bitmap_set(out, (unsigned)b);
-			idx++;
-		} hwloc_bitmap_foreach_end();
+		if (np > 0) {
+			int want = (int)(j % (size_t)np);
+
+			hwloc_bitmap_foreach_begin(b, set) {
+				if (idx++ == want)
+					hwloc_bitmap_set(out, (unsigned)b);
+			} hwloc_bitmap_foreach_end();
+		}
 	}
 	rv = 0;
 	for (i = 0; i < nu; i++)

@@ -165,6 +165,12 @@ own_pids() {
 stop() {
 	local pids i
 	[ -d "$dir" ] || return 0
+	# Only a directory this script made is acted on: scancel with another
+	# Slurm's slurm.conf would cancel that Slurm's jobs (tests/0094).
+	if [ "$(cat "$dir/.owner" 2>/dev/null)" != "spank-rdzv test cluster" ]; then
+		echo "cluster.sh: $dir is not a spank-rdzv test cluster's state directory: nothing stopped" >&2
+		return 1
+	fi
 	[ -f "$dir/slurm.conf" ] && SLURM_CONF=$dir/slurm.conf timeout 10 scancel --full -u root >/dev/null 2>&1
 	pids=$(own_pids)
 	[ -n "$pids" ] && kill $pids 2>/dev/null

@@ -7,15 +7,35 @@ exits 0 only when all hold:
   - LOCAL_WORLD_SIZE == number of tasks on that node, LOCAL_RANKs 0..k-1 there;
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
-  - TORCHELASTIC_USE_AGENT_STORE never set.
+  - TORCHELASTIC_USE_AGENT_STORE never set;
+  - GROUP_RANK == NODE_RANK == the node's index in the step (NODE_RANK unset under
+    --launcher torchrun: neither torchrun nor the plugin's torchrun mode sets it for
+    the workers), GROUP_WORLD_SIZE == the
+    number of nodes: the index is the node's place among the nodes the reports come
+    from, in Slurm's node order (names compared with their numbers as numbers: n2 < n10),
+    derived here from where the ranks ran, not from any variable the plugin sets;
+  - ROLE_RANK == RANK, ROLE_WORLD_SIZE == WORLD_SIZE (torchrun's single role);
+  - SLURMD_NODENAME is the node the report names;
+  - where collected (train_tiny.py): CROSS_RANK, CROSS_SIZE, LOCAL_SIZE (deepspeed mode)
+    are the node index, node count and tasks on the node on every rank, or unset on
+    every rank (other modes); CUDA_DEVICE_MAX_CONNECTIONS is one value on every rank or
+    unset on every rank; CUDA_VISIBLE_DEVICES is one value on every rank of a node (Slurm
+    sets it per node for the step; default binding never narrows it) or unset there.
+Every variable the reports collect is checked.
 Usage: check_reports.py NTASKS [--master NAME] [--port PORT] [--per-node n1=3,n2=2]
                         [--launcher torchrun]  (workers of a per-node torchrun: their
                         SLURM_PROCID is the launcher's, and torchrun itself sets
                         TORCHELASTIC_USE_AGENT_STORE for the store it hosts)
 """
 import json
+import re
 import sys
 from collections import defaultdict
+
+
+def node_key(name):
+    """Slurm's node order for names like n1..n10: numbers compared as numbers."""
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
 
 
 def main(argv):
@@ -60,6 +80,46 @@ def main(argv):
         got = {n: str(len(rs)) for n, rs in by_node.items()}
         if want != got:
             bad.append(f"tasks per node {got}, want {want}")
+    nodes = sorted(by_node, key=node_key)
+    index = {n: i for i, n in enumerate(nodes)}
+    for r in reps:
+        e, want = r["env"], str(index[r["node"]])
+        # Under a per-node torchrun, GROUP_RANK is torchrun's (its static
+        # rendezvous: the launcher's node_rank, one launcher per node) and
+        # nobody sets NODE_RANK: torchrun does not, and the plugin's torchrun
+        # mode gives the launcher only torchrun's PET_* flags.
+        wants = {"GROUP_RANK": want, "NODE_RANK": None if opts.get("--launcher") == "torchrun" else want}
+        for k in ("GROUP_RANK", "NODE_RANK"):
+            if e.get(k) != wants[k]:
+                bad.append(f"rank {e['RANK']} on {r['node']}: {k} {e.get(k)}, want {wants[k]} "
+                           f"(node {want} of {nodes})")
+        if e.get("GROUP_WORLD_SIZE") != str(len(nodes)):
+            bad.append(f"rank {e['RANK']}: GROUP_WORLD_SIZE {e.get('GROUP_WORLD_SIZE')}, want {len(nodes)}")
+        if e.get("ROLE_RANK") != e["RANK"]:
+            bad.append(f"rank {e['RANK']}: ROLE_RANK {e.get('ROLE_RANK')} != RANK")
+        if e.get("ROLE_WORLD_SIZE") != e["WORLD_SIZE"]:
+            bad.append(f"rank {e['RANK']}: ROLE_WORLD_SIZE {e.get('ROLE_WORLD_SIZE')} != WORLD_SIZE")
+        if "SLURMD_NODENAME" in e and e["SLURMD_NODENAME"] != r["node"]:
+            bad.append(f"rank {e['RANK']}: SLURMD_NODENAME {e['SLURMD_NODENAME']} != {r['node']}")
+    # DeepSpeed's per-node variables: right on every rank, or on none.
+    if any("CROSS_RANK" in r["env"] for r in reps):
+        cross = [r for r in reps if r["env"].get("CROSS_RANK") is not None]
+        if cross and len(cross) != len(reps):
+            bad.append(f"CROSS_RANK set on {len(cross)} of {len(reps)} ranks")
+        for r in cross:
+            e, n = r["env"], r["node"]
+            want = (str(index[n]), str(len(nodes)), str(len(by_node[n])))
+            got = (e.get("CROSS_RANK"), e.get("CROSS_SIZE"), e.get("LOCAL_SIZE"))
+            if got != want:
+                bad.append(f"rank {e['RANK']} on {n}: CROSS_RANK/CROSS_SIZE/LOCAL_SIZE {got}, want {want}")
+    if any("CUDA_DEVICE_MAX_CONNECTIONS" in r["env"] for r in reps):
+        vals = {r["env"].get("CUDA_DEVICE_MAX_CONNECTIONS") for r in reps}
+        if len(vals) != 1:
+            bad.append(f"CUDA_DEVICE_MAX_CONNECTIONS differs between ranks: {sorted(map(str, vals))}")
+    for node, rs in by_node.items():
+        vals = {r["env"].get("CUDA_VISIBLE_DEVICES") for r in rs}
+        if len(vals) != 1:
+            bad.append(f"{node}: CUDA_VISIBLE_DEVICES differs between its ranks: {sorted(map(str, vals))}")
     r0 = [r for r in reps if r["env"]["RANK"] == "0"]
     master = opts.get("--master", r0[0]["node"] if r0 else None)
     addrs = {r["env"]["MASTER_ADDR"] for r in reps}

@@ -46,7 +46,13 @@ h() {
 	elif [ "${RDZV_SANITIZE:-no}" = yes ]; then
 		unlike "$err" "ERROR: AddressSanitizer|runtime error:" "$name: no ASan/UBSan report"
 	else
-		ok "$([ "$rc" -le 1 ] && echo 0 || echo 1)" "$name: the harness ran (no crash)"
+		# Without valgrind the memory check is not done: a skip, not a pass
+		# (a crash still fails), and a failure under CI.
+		if [ "$rc" -gt 1 ]; then
+			ok 1 "$name: the harness ran (no crash; exit $rc)"
+		else
+			skip_missing valgrind "$name: memory check not done, valgrind not installed"
+		fi
 	fi
 }
 envof() { printf '%s\n' "$out" | sed -n "s/^env $1 $2=//p"; }

@@ -1,4 +1,9 @@
 # tap.sh: TAP for shell tests. Source it; then use ok/is/like/skip_all/done_testing.
+#
+# A skip is a skip, never a pass: skip_all (plan 0, one SKIP) and skip (one
+# "ok N # SKIP reason" line) always give their reason. Under CI (CI=true) a
+# prerequisite that tests/install-deps.sh installs must be there, so
+# skip_all_missing and skip_missing turn into failures naming the package.
 tap_n=0
 tap_failed=0
 ok() { # ok STATUS NAME
@@ -16,4 +21,24 @@ unlike() { # unlike TEXT REGEX NAME
 }
 diag() { printf '# %s\n' "$*"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+skip() { # skip REASON: one test skipped
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP $*"
+}
+tap_ci() { [ "${CI:-}" = true ]; }
+skip_all_missing() { # skip_all_missing PACKAGE REASON: skip the file, or fail it under CI
+	if tap_ci; then
+		echo "1..1"
+		echo "not ok 1 - CI=true: $2 (tests/install-deps.sh installs $1)"
+		exit 1
+	fi
+	skip_all "$2"
+}
+skip_missing() { # skip_missing PACKAGE REASON: skip one test, or fail it under CI
+	if tap_ci; then
+		ok 1 "CI=true: $2 (tests/install-deps.sh installs $1)"
+	else
+		skip "$2"
+	fi
+}
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
