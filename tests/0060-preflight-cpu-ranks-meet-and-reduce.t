@@ -48,11 +48,12 @@ is "$json" "True 3 3 rendezvous:PASS,binding:PASS,nccl-env:PASS,ring:PASS,gpu:SK
 # silent connection. The ranks still meet; rank 0 counts the refusals.
 port=$(free_port)
 launch s0 0 3 0 3 n1 -- --cpu --timeout=20 --verbose
-python3 - "$port" <<'PY' &
+python3 - "$port" "$work/strangers-in" <<'PY' &
 import socket, struct, sys, time
 port = int(sys.argv[1])
 def conn():
-    for _ in range(100):
+    # rank 0 may be slow to listen on a loaded machine or under ASan
+    for _ in range(600):
         try:
             return socket.create_connection(("127.0.0.1", port))
         except OSError:
@@ -61,10 +62,17 @@ def conn():
 a = conn(); a.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 b = conn(); b.sendall(struct.pack(">IHHIII", 0x525a5046, 99, 1, 1, 0, 0))
 c = conn()
+open(sys.argv[2], "w").close()
 time.sleep(6)
 PY
 stranger=$!
-sleep 1
+# The other ranks start once the strangers are in, so rank 0 is still
+# waiting for them (and refusing strangers) however slow this machine is.
+for i in $(seq 1 300); do
+	[ -e "$work/strangers-in" ] && break
+	kill -0 "$stranger" 2>/dev/null || break
+	sleep 0.1
+done
 launch s1 1 3 1 3 n1 -- --cpu --timeout=20 --verbose
 launch s2 2 3 2 3 n1 -- --cpu --timeout=20 --verbose
 wait_rc s0 s1 s2
