@@ -1,27 +1,18 @@
 /* bindtable.c: the binding table of one step on one node (see topo.h for
- * the rules, doc/binding.md for why), and the per-task CPU binding. */
+ * the rules, doc/binding.md for why). Pure computation on the node model:
+ * no system call; bindapply.c applies a row to the calling process. */
 #define _GNU_SOURCE
 #include "config.h"
 #include "topo-priv.h"
 #include "hcalist.h"
+#include "cpumask.h"
 #include "util.h"
 
-#include <errno.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Masks cover at least this many CPUs so that sched_getaffinity accepts
- * them on any kernel (it refuses a mask shorter than nr_cpu_ids; Debian
- * builds with NR_CPUS=8192). */
-#define MASK_CPUS_MIN 8192
-
-struct rdzv_cpumask {
-	size_t size; /* bytes, as CPU_*_S take it */
-	cpu_set_t *set;
-};
 
 /* Everything compute() needs while it works; freed at the end. */
 struct work {
@@ -288,7 +279,7 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 		if (hwloc_bitmap_list_sscanf(w->step, req->step_cpus) < 0
 		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0)
 			return rdzv_err(err, errlen, "bad CPU list '%s'", req->step_cpus);
-	} else if (hwloc_bitmap_copy(w->step, hwloc_topology_get_allowed_cpuset(w->t->topo)) < 0) {
+	} else if (hwloc_bitmap_copy(w->step, w->t->allowed) < 0) {
 		return rdzv_err(err, errlen, "out of memory");
 	}
 	if (!(w->local = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->local))))
@@ -305,28 +296,30 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 }
 
 /* The CPUs of `set` grouped by core (a PU the topology does not know is a
- * unit of its own), in order of each core's first CPU. */
-static int units_of(hwloc_topology_t topo, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
+ * unit of its own), in order of each unit's first CPU. */
+static int units_of(const struct rdzv_topo *t, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
                     size_t *nout)
 {
 	int w = hwloc_bitmap_weight(set), b;
 	hwloc_bitmap_t *u = calloc(w > 0 ? (size_t)w : 1, sizeof(*u));
-	hwloc_obj_t *core = calloc(w > 0 ? (size_t)w : 1, sizeof(*core));
-	size_t n = 0, i;
+	long *core = calloc(w > 0 ? (size_t)w : 1, sizeof(*core));
+	size_t n = 0, i, c;
 	int rv = -1;
 
 	if (!u || !core)
 		goto fail;
 	hwloc_bitmap_foreach_begin(b, set) {
-		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)b);
-		hwloc_obj_t c = pu ? hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu) : NULL;
+		long cid = -1;
 
-		for (i = 0; c && i < n && core[i] != c; i++)
+		for (c = 0; c < t->ncores && cid < 0; c++)
+			if (hwloc_bitmap_isset(t->cores[c], (unsigned)b))
+				cid = (long)c;
+		for (i = 0; cid >= 0 && i < n && core[i] != cid; i++)
 			;
-		if (!c || i == n) {
+		if (cid < 0 || i == n) {
 			if (!(u[n] = hwloc_bitmap_alloc()))
 				goto fail;
-			core[n] = c;
+			core[n] = cid;
 			i = n++;
 		}
 		hwloc_bitmap_set(u[i], (unsigned)b);
@@ -345,7 +338,7 @@ fail:
 
 /* Task j of the m tasks whose CPUs are `set`: whole cores when there are
  * enough, else single CPUs, else CPU j mod count. */
-static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j, size_t m,
+static int split_cpus(const struct rdzv_topo *topo, hwloc_const_bitmap_t set, size_t j, size_t m,
                       hwloc_bitmap_t out)
 {
 	hwloc_bitmap_t *u = NULL;
@@ -468,7 +461,7 @@ static int fill_rows(struct work *w, char *err, size_t errlen)
 				pos += i2 < i;
 				m++;
 			}
-		if (split_cpus(w->t->topo, w->rowcpus[i], pos, m, cpus) < 0) {
+		if (split_cpus(w->t, w->rowcpus[i], pos, m, cpus) < 0) {
 			rdzv_err(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -561,93 +554,4 @@ int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf,
 		             r->ucx[0] ? ")" : "", r->cpus,
 		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");
 	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
-                         enum rdzv_cpu_outcome *out, char *err, size_t errlen)
-{
-	const struct rdzv_bind_row *r;
-	const struct rdzv_cpumask *step = tab->step_mask;
-	cpu_set_t *cur = NULL, *both = NULL;
-	int rv = -1;
-
-	*out = RDZV_CPU_NOTHING;
-	if (i >= tab->nrows)
-		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
-	r = &tab->rows[i];
-	if (!r->mask)
-		return 0;
-	cur = CPU_ALLOC(step->size * 8);
-	both = CPU_ALLOC(step->size * 8);
-	if (!cur || !both) {
-		rdzv_err(err, errlen, "out of memory");
-		goto fail;
-	}
-	if (sched_getaffinity(0, step->size, cur) < 0) {
-		rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
-		goto fail;
-	}
-	/* Narrower than the step: Slurm's task/affinity (it runs before
-	 * SPANK's task_init), a cgroup or the user bound it. Keep that. */
-	if (!CPU_EQUAL_S(step->size, cur, step->set)) {
-		CPU_AND_S(step->size, both, cur, r->gpu_mask->set);
-		*out = CPU_COUNT_S(step->size, both) ? RDZV_CPU_KEPT : RDZV_CPU_KEPT_FAR;
-		rv = 0;
-		goto fail;
-	}
-	if (!dry_run && sched_setaffinity(0, r->mask->size, r->mask->set) < 0) {
-		rdzv_err(err, errlen, "sched_setaffinity(%s): %s", r->cpus, strerror(errno));
-		goto fail;
-	}
-	*out = RDZV_CPU_BOUND;
-	rv = 0;
-fail:
-	if (cur)
-		CPU_FREE(cur);
-	if (both)
-		CPU_FREE(both);
-	return rv;
-}
-
-int rdzv_affinity_cpulist(char *buf, size_t len, char *err, size_t errlen)
-{
-	hwloc_bitmap_t b = NULL;
-	cpu_set_t *set = NULL;
-	size_t ncpus = MASK_CPUS_MIN, size = 0, c;
-	int rv = -1;
-
-	/* Grow until the kernel accepts the size (above nr_cpu_ids). */
-	for (;;) {
-		if (!(set = CPU_ALLOC(ncpus))) {
-			rdzv_err(err, errlen, "out of memory");
-			goto fail;
-		}
-		size = CPU_ALLOC_SIZE(ncpus);
-		if (sched_getaffinity(0, size, set) == 0)
-			break;
-		CPU_FREE(set);
-		set = NULL;
-		if (errno != EINVAL || ncpus >= (1u << 20)) {
-			rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
-			goto fail;
-		}
-		ncpus *= 2;
-	}
-	if (!(b = hwloc_bitmap_alloc())) {
-		rdzv_err(err, errlen, "out of memory");
-		goto fail;
-	}
-	for (c = 0; c < ncpus; c++)
-		if (CPU_ISSET_S(c, size, set))
-			hwloc_bitmap_set(b, (unsigned)c);
-	if (hwloc_bitmap_list_snprintf(buf, len, b) >= (int)len) {
-		rdzv_err(err, errlen, "CPU list too long");
-		goto fail;
-	}
-	rv = 0;
-fail:
-	if (set)
-		CPU_FREE(set);
-	hwloc_bitmap_free(b);
-	return rv;
 }

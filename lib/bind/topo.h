@@ -62,6 +62,9 @@ int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len);
  * ids ("GH100 [H100 SXM5 80GB]"). Returns 0, or -1 when neither is known. */
 int rdzv_topo_gpu_model(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 
+/* The PCI bus id of CUDA GPU i ("0000:4e:00.0"), or NULL. */
+const char *rdzv_topo_gpu_busid(const struct rdzv_topo *t, size_t i);
+
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 
