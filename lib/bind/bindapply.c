@@ -17,15 +17,20 @@
 int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
                          enum rdzv_cpu_outcome *out, char *err, size_t errlen)
 {
-	const struct rdzv_bind_row *r;
+	*out = RDZV_CPU_NOTHING;
+	if (i >= tab->nrows)
+		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
+	return rdzv_bind_apply_row(tab, &tab->rows[i], dry_run, out, err, errlen);
+}
+
+int rdzv_bind_apply_row(const struct rdzv_bind_table *tab, const struct rdzv_bind_row *r,
+                        int dry_run, enum rdzv_cpu_outcome *out, char *err, size_t errlen)
+{
 	const struct rdzv_cpumask *step = tab->step_mask;
 	cpu_set_t *cur = NULL, *both = NULL;
 	int rv = -1;
 
 	*out = RDZV_CPU_NOTHING;
-	if (i >= tab->nrows)
-		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
-	r = &tab->rows[i];
 	if (!r->mask)
 		return 0;
 	cur = CPU_ALLOC(step->size * 8);

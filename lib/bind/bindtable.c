@@ -5,6 +5,7 @@
 #include "config.h"
 #include "topo-priv.h"
 #include "hcalist.h"
+#include "identity.h"
 #include "cpumask.h"
 #include "util.h"
 
@@ -69,6 +70,12 @@ void rdzv_bind_table_destroy(struct rdzv_bind_table *tab)
 		cpumask_destroy(tab->rows[i].gpu_mask);
 	}
 	free(tab->rows);
+	for (i = 0; tab->single && i < tab->ngpus; i++) {
+		cpumask_destroy(tab->single[i].mask);
+		cpumask_destroy(tab->single[i].gpu_mask);
+	}
+	free(tab->single);
+	free(tab->token);
 	cpumask_destroy(tab->step_mask);
 	free(tab);
 }
@@ -160,17 +167,36 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 	for (k = 0; k < n; k++) {
 		uint64_t v;
 		const char *tok = idtok ? idtok[k] : w->token[k];
+		int g;
 
-		if (rdzv_parse_u64(tok, 0, 65535, &v) < 0) {
+		/* A UUID (Slurm 25.11+ with env_uuid, MIG): through /proc's GPU
+		 * UUIDs, only when it is the list of ids (no SLURM_STEP_GPUS). */
+		if (!idtok && rdzv_is_uuid(tok)) {
+			if ((g = rdzv_identity_uuid(req->ident, tok)) < 0) {
+				rdzv_err(err, errlen, "%s=%s: '%s' is not a GPU of this node's "
+				         "/proc/driver/nvidia (a UUID can be placed only through it)",
+				         what, ids, tok);
+				goto fail;
+			}
+			w->gpu[k] = g;
+		} else if (rdzv_parse_u64(tok, 0, 65535, &v) < 0) {
 			rdzv_err(err, errlen, "%s=%s: '%s' is not a GPU index", what, ids, tok);
 			goto fail;
-		}
-		if (v >= w->t->ngpus) {
+		} else if (req->ident && !req->ident->positional) {
+			/* Slurm's number v is its v-th gres device, not a PCI position. */
+			if ((g = rdzv_identity_gpu(req->ident, v)) < 0) {
+				rdzv_err(err, errlen, "%s=%s: GPU %s is not one of the %zu GPUs of this "
+				         "node's gres.conf", what, ids, tok, req->ident->n);
+				goto fail;
+			}
+			w->gpu[k] = g;
+		} else if (v >= w->t->ngpus) {
 			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu CUDA "
 			         "GPU%s", what, ids, tok, w->t->ngpus, w->t->ngpus == 1 ? "" : "s");
 			goto fail;
+		} else {
+			w->gpu[k] = (int)v;
 		}
-		w->gpu[k] = (int)v;
 		for (k2 = 0; k2 < k; k2++)
 			if (w->gpu[k2] == w->gpu[k]) {
 				rdzv_err(err, errlen, "%s=%s: GPU %s listed twice", what, ids, tok);
@@ -394,6 +420,8 @@ static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
 	size_t nn = t->nnics, lo, hi, k, j;
 
 	gpu_block(i, w->tab->nrows, w->ngpus, &lo, &hi);
+	r->lo = lo;
+	r->hi = hi;
 	r->gpu = w->gpu[lo];
 	r->ngpus = hi - lo;
 	r->ordinal = (unsigned)lo;
@@ -483,6 +511,46 @@ fail:
 	return rv;
 }
 
+/* Row k of tab->single: step GPU k alone, its NICs, all its CPUs in the step. */
+static int single_rows(struct work *w, char *err, size_t errlen)
+{
+	const struct rdzv_topo *t = w->t;
+	size_t k, j, nn = t->nnics;
+
+	if (!w->ngpus)
+		return 0;
+	if (!(w->tab->single = calloc(w->ngpus, sizeof(*w->tab->single))))
+		return rdzv_err(err, errlen, "out of memory");
+	for (k = 0; k < w->ngpus; k++) {
+		struct rdzv_bind_row *r = &w->tab->single[k];
+		hwloc_const_bitmap_t cpus = w->local[k];
+
+		r->gpu = w->gpu[k];
+		r->ngpus = 1;
+		r->lo = k;
+		r->hi = k + 1;
+		r->ordinal = (unsigned)k;
+		snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
+		snprintf(r->visible, sizeof(r->visible), "%s", w->token[k]);
+		r->near = w->best ? w->best[k] : RDZV_NEAR_SYSTEM;
+		for (j = 0; w->chosen && j < nn; j++)
+			if (w->chosen[k * nn + j]
+			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
+				return rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
+		if (hwloc_bitmap_iszero(cpus)) {
+			cpus = w->step;
+			r->cpus_far = 1;
+		}
+		if (hwloc_bitmap_list_snprintf(r->cpus, sizeof(r->cpus), cpus) >= (int)sizeof(r->cpus))
+			return rdzv_err(err, errlen, "CPU list of GPU %d too long", r->gpu);
+		r->mask = cpumask_from(cpus, w->maskcpus);
+		r->gpu_mask = cpumask_from(w->local[k], w->maskcpus);
+		if (!r->mask || !r->gpu_mask)
+			return rdzv_err(err, errlen, "out of memory");
+	}
+	return 0;
+}
+
 int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req,
                       struct rdzv_bind_table **out, char *err, size_t errlen)
 {
@@ -502,6 +570,10 @@ int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req
 	    || choose_nics(&w, req, err, errlen) < 0 || fill_rows(&w, err, errlen) < 0)
 		goto fail;
 	w.tab->ngpus = w.ngpus;
+	if (single_rows(&w, err, errlen) < 0)
+		goto fail;
+	w.tab->token = w.token;
+	w.token = NULL;
 	if (hwloc_bitmap_list_snprintf(w.tab->step_cpus, sizeof(w.tab->step_cpus), w.step)
 	    >= (int)sizeof(w.tab->step_cpus)) {
 		rdzv_err(err, errlen, "the step's CPU list is too long");
@@ -522,6 +594,155 @@ fail:
 	rdzv_bind_table_destroy(w.tab);
 	work_clear(&w);
 	return rv;
+}
+
+/* Step position of one entry of a task's CUDA_VISIBLE_DEVICES, or -1. */
+static long task_entry(const struct rdzv_bind_table *tab, const char *e,
+                       const struct rdzv_identity *ident, int renumbered)
+{
+	uint64_t v;
+	size_t k;
+	int g;
+
+	for (k = 0; k < tab->ngpus; k++)
+		if (strcmp(tab->token[k], e) == 0 && !renumbered)
+			return (long)k;
+	if (rdzv_is_uuid(e)) {
+		if ((g = rdzv_identity_uuid(ident, e)) < 0)
+			return -1;
+		for (k = 0; k < tab->ngpus; k++)
+			if (tab->single[k].gpu == g)
+				return (long)k;
+		return -1;
+	}
+	/* Renumbered (ConstrainDevices, Slurm 23.02+): Slurm's local index of a
+	 * device is its position among the step's devices (gres_common.c:
+	 * common_gres_set_env counts local_inx over the step's allocation). */
+	if (renumbered && rdzv_parse_u64(e, 0, 65535, &v) == 0 && v < tab->ngpus)
+		return (long)v;
+	return -1;
+}
+
+/* Is the step's list renumbered 0..n-1 (ConstrainDevices)? Then numbers
+ * are positions, not Slurm's GPU numbers. */
+static int step_renumbered(const struct rdzv_bind_table *tab)
+{
+	size_t k;
+	char want[24];
+
+	for (k = 0; k < tab->ngpus; k++) {
+		snprintf(want, sizeof(want), "%zu", k);
+		if (strcmp(tab->token[k], want) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab, size_t i,
+                                               const char *task_visible,
+                                               const struct rdzv_identity *ident,
+                                               int renumbered_per_task,
+                                               enum rdzv_task_row *how, char *why,
+                                               size_t whylen)
+{
+	char (*e)[RDZV_TOKEN_MAX] = NULL;
+	unsigned char *want = NULL;
+	const struct rdzv_bind_row *row = NULL;
+	size_t ne = 0, k, j, r, same = 0, nth = 0;
+	int renumbered;
+	char err[128];
+
+	*how = RDZV_ROW_RANK;
+	if (whylen)
+		why[0] = '\0';
+	if (i >= tab->nrows)
+		return NULL;
+	if (tab->rows[i].gpu < 0 || !task_visible || !*task_visible)
+		return &tab->rows[i];
+	/* The step's own list: rows follow the local rank. */
+	if (strcmp(task_visible, tab->rows[i].visible) == 0 && tab->rows[i].hi - tab->rows[i].lo
+	    == tab->ngpus)
+		return &tab->rows[i];
+	if (split_list(task_visible, "CUDA_VISIBLE_DEVICES", &e, &ne, err, sizeof(err)) < 0) {
+		*how = RDZV_ROW_SKIP;
+		snprintf(why, whylen, "%s", err);
+		return NULL;
+	}
+	{
+		/* Is the task's list the step's whole list? */
+		size_t all = ne == tab->ngpus;
+
+		for (k = 0; all && k < ne; k++)
+			all = strcmp(e[k], tab->token[k]) == 0;
+		if (all) {
+			free(e);
+			return &tab->rows[i];
+		}
+	}
+	renumbered = step_renumbered(tab);
+	if (renumbered && renumbered_per_task) {
+		*how = RDZV_ROW_RANK_NOTE;
+		snprintf(why, whylen, "CUDA_VISIBLE_DEVICES=%.64s is numbered from 0 for this task "
+		         "alone (ConstrainDevices): it names no GPU of the step's list; the row of "
+		         "local rank %zu is used", task_visible, i);
+		row = &tab->rows[i];
+		goto done;
+	}
+	if (!(want = calloc(tab->ngpus, 1))) {
+		*how = RDZV_ROW_SKIP;
+		snprintf(why, whylen, "out of memory");
+		goto done;
+	}
+	for (j = 0; j < ne; j++) {
+		long p = task_entry(tab, e[j], ident, renumbered);
+
+		if (p < 0) {
+			*how = RDZV_ROW_SKIP;
+			snprintf(why, whylen, "CUDA_VISIBLE_DEVICES entry '%.64s' is not one of the step's "
+			         "GPUs%s: no binding for this task", e[j],
+			         rdzv_is_uuid(e[j]) ? " and its UUID is not in /proc/driver/nvidia" : "");
+			goto done;
+		}
+		want[p] = 1;
+	}
+	/* The row (in local-rank order) whose GPUs are exactly the task's: its
+	 * own when it matches, else the n-th such row for the n-th task. */
+	for (r = 0; r < tab->nrows; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match) {
+			if (r == i) {
+				row = &tab->rows[i];
+				*how = RDZV_ROW_OWN;
+				goto done;
+			}
+			same++;
+		}
+	}
+	for (r = 0; r < tab->nrows && !row; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match && nth++ == i % (same ? same : 1))
+			row = &tab->rows[r];
+	}
+	*how = RDZV_ROW_OWN;
+	if (!row) {
+		/* No row has exactly these GPUs: the first one's own row. */
+		for (k = 0; k < tab->ngpus && !want[k]; k++)
+			;
+		row = &tab->single[k];
+		if (ne > 1)
+			snprintf(why, whylen, "the task's %zu GPUs are no row of the table: it gets the "
+			         "NICs and CPUs of the first, GPU %d", ne, row->gpu);
+	}
+done:
+	free(e);
+	free(want);
+	return row;
 }
 
 int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len)

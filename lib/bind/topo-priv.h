@@ -33,6 +33,7 @@ struct rdzv_topo_nic {
 
 struct rdzv_topo {
 	size_t ngpus, nnics, ncores;
+	size_t npci;                /* PCI devices of any kind hwloc kept */
 	struct rdzv_topo_gpu *gpus; /* PCI bus-id order */
 	struct rdzv_topo_nic *nics; /* PCI bus-id order, then name, then port */
 	unsigned char *near;        /* [g * nnics + n]: enum rdzv_near */

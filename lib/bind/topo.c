@@ -230,11 +230,13 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 	hwloc_obj_t o = NULL, *gpus = NULL;
 	struct found_nic *nics = NULL;
 	struct rdzv_topo *t = NULL;
-	size_t ng = 0, nn = 0, nc, i, j;
+	size_t ng = 0, nn = 0, nc, i, j, npci = 0;
 	int rv = -1;
 
-	while ((o = hwloc_get_next_pcidev(topo, o)))
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
 		ng += is_cuda_gpu(o);
+		npci++;
+	}
 	while ((o = hwloc_get_next_osdev(topo, o)))
 		if (is_rdma(o))
 			nn += ports_of(o, ports, states);
@@ -244,6 +246,7 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
+	t->npci = npci;
 	ng = nn = 0;
 	while ((o = hwloc_get_next_pcidev(topo, o)))
 		if (is_cuda_gpu(o))
@@ -370,6 +373,11 @@ void rdzv_topo_destroy(struct rdzv_topo *t)
 size_t rdzv_topo_gpu_count(const struct rdzv_topo *t)
 {
 	return t->ngpus;
+}
+
+size_t rdzv_topo_pci_count(const struct rdzv_topo *t)
+{
+	return t->npci;
 }
 
 size_t rdzv_topo_nic_count(const struct rdzv_topo *t)
