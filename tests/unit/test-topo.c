@@ -32,7 +32,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
                                      const char *visible, unsigned ntasks, const char *allow,
                                      const char *cpus)
 {
-	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus };
+	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus, NULL };
 	struct rdzv_bind_table *tab = NULL;
 	char err[512] = "";
 
@@ -44,7 +44,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
 static void refused(const struct rdzv_topo *t, const char *gpus, const char *visible,
                     const char *allow, const char *cpus, const char *why_part)
 {
-	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus };
+	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus, NULL };
 	struct rdzv_bind_table *tab = (struct rdzv_bind_table *)1;
 	char err[512] = "";
 
