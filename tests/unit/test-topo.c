@@ -82,7 +82,7 @@ static void test_bad_requests(void)
 	refused(t, "0,0", NULL, NULL, NULL, "listed twice");
 	refused(t, "0,,1", NULL, NULL, NULL, "empty");
 	refused(t, "0-3", NULL, NULL, NULL, "not a GPU index");
-	refused(t, NULL, "GPU-5e7f", NULL, NULL, "not a GPU index");
+	refused(t, NULL, "GPU-5e7f", NULL, NULL, "a UUID can be placed only through it");
 	refused(t, "0,1", "0", NULL, NULL, "different numbers of GPUs");
 	refused(t, "0", NULL, "mlx5_0:", NULL, "bad port");
 	refused(t, "0", NULL, NULL, "zero", "bad CPU list");
