@@ -27,12 +27,12 @@ while read -r name xml minors order; do
 	derived=$("$PYTHON" "$fix/derive.py" expect "$x" "$fix/$name")
 	is "$derived" "$(tail -n +7 "$golden")" "$name: derive.py still gives the golden from the XML and the fixture tree"
 
-	out=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf /etc/slurm/gres.conf --node node1 2>&1)
-	like "$out" "^identity: gres.conf /etc/slurm/gres.conf" "$name: identity established through gres.conf (not by position)"
+	out=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 2>&1)
+	like "$out" "^identity: gres.conf $fix/$name/etc/slurm/gres.conf" "$name: identity established through gres.conf (not by position)"
 	is "$(printf '%s\n' "$out" | rows)" "$want" "$name: each task's GPU, NICs and cores follow Slurm's number through minor and bus id"
 	# Every GPU says how its identity was read, and it is the golden's chain.
 	while read -r _ _ k _ f _ _ m _ b; do
-		like "$out" "^gpu [0-9]* $b: slurm $k file $f minor $m busid $b source name\+proc\+sysfs" \
+		like "$out" "^gpu [0-9]* $b: slurm $k file $f minor $m busid $b source (name|device)\+proc\+sysfs" \
 			"$name: GPU $b is Slurm's $k through $f, minor $m (source printed)"
 	done < <(grep '^# slurm ' "$golden")
 
@@ -44,22 +44,22 @@ while read -r name xml minors order; do
 	# with its own CUDA_VISIBLE_DEVICES=K gets GPU K's row, for the last K.
 	last=$(grep -c '^task ' "$golden"); last=$((last - 1))
 	lastrow=$(grep "^task $last: " "$golden" | sed 's/^task [0-9]*: //')
-	got=$("$helper" --input "$x" --identity --root "$fix/$name" --node node1 --task-visible "0=$last" | rows | grep '^task 0 *:' | sed 's/^task 0: //' | tail -n 1)
+	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 --task-visible "0=$last" | rows | grep '^task 0 *:' | sed 's/^task 0: //' | tail -n 1)
 	is "$got" "$lastrow" "$name: task 0 narrowed to Slurm's GPU $last gets that GPU's NICs and cores"
 
 	# A UUID list (Slurm 25.11+ env_uuid): the GPU whose /proc entry has it.
 	b=$(grep '^# slurm 1 ' "$golden" | sed 's/.* -> //')
 	uuid=$(sed -n 's/^GPU UUID:[[:space:]]*//p' "$fix/$name/proc/driver/nvidia/gpus/$b/information")
-	got=$("$helper" --input "$x" --identity --root "$fix/$name" --node node1 --gpus none --visible "$uuid" --tasks 1 | rows | sed 's/^task 0: //')
+	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 --gpus none --visible "$uuid" --tasks 1 | rows | sed 's/^task 0: //')
 	like "$got" "^$b " "$name: CUDA_VISIBLE_DEVICES=$uuid binds to $b, the GPU /proc gives that UUID"
-	got=$("$helper" --input "$x" --identity --root "$fix/$name" --node node1 --task-visible "0=GPU-ffffffff-0000-0000-0000-000000000000" 2>&1)
+	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 --task-visible "0=GPU-ffffffff-0000-0000-0000-000000000000" 2>&1)
 	like "$got" "task 0 visible GPU-f*-0000-0000-0000-0*: skipped: .*not one of the step's GPUs" "$name: an unknown UUID skips that task's binding, with the reason"
 
 	# A link that cannot be read: the positional rule, and why.
 	got=$("$helper" --input "$x" --identity --root "$fix/$name/no-such-root" --node node1 2>&1)
 	like "$got" "^identity: by position: .*no-such-root/proc/driver/nvidia/gpus: No such file" "$name: no /proc/driver/nvidia: positional, and the reason is printed"
 	is "$(printf '%s\n' "$got" | rows)" "$pos" "$name: ... with the positional table"
-	got=$("$helper" --input "$x" --identity --root "$fix/$name" --node node9 2>&1)
+	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node9 2>&1)
 	like "$got" "^identity: by position: gres.conf .*: no Name=gpu File= for node node9" "$name: a node gres.conf does not list: positional, and why"
 done < "$fix/cases"
 
@@ -68,16 +68,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$fix/jwb0004/." "$tmp/"
 printf 'AutoDetect=nvml\nName=gpu Type=a100\n' > "$tmp/etc/slurm/gres.conf"
-got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --node node1 2>&1)
+got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --gres-conf "$tmp/etc/slurm/gres.conf" --node node1 2>&1)
 like "$got" "AutoDetect=nvml: Slurm numbers GPUs in NVML's order, which is PCI bus-id order" "AutoDetect=nvml: PCI order, and why"
 like "$got" "gpu 0 0000:03:00.0: slurm 0 minor 3 busid 0000:03:00.0 source nvml-order" "AutoDetect=nvml: each GPU still shows its minor from /proc"
 # A File that is no NVIDIA device: positional, named.
 printf 'Name=gpu File=/dev/dri/card[0-3]\n' > "$tmp/etc/slurm/gres.conf"
-got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --node node1 2>&1)
+got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --gres-conf "$tmp/etc/slurm/gres.conf" --node node1 2>&1)
 like "$got" "by position: GPU 0: File=/dev/dri/card0 is not an NVIDIA device" "a non-NVIDIA File: positional, the file named"
 # sysfs contradicting /proc: positional, named.
 printf 'Name=gpu File=/dev/nvidia[0-3]\n' > "$tmp/etc/slurm/gres.conf"
 echo 0x1002 > "$tmp/sys/bus/pci/devices/0000:84:00.0/vendor"
-got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --node node1 2>&1)
+got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --gres-conf "$tmp/etc/slurm/gres.conf" --node node1 2>&1)
 like "$got" "by position: GPU 0: sysfs says 0000:84:00.0 is not an NVIDIA device" "sysfs contradicting /proc: positional, named"
 done_testing

@@ -251,7 +251,7 @@ static int is_nvidia_dev(const char *file)
  * MultipleFiles= line is one device, whose GPU is its /dev/nvidiaN).
  * Returns the count, 0 with why set when Slurm's order is not the files'
  * (AutoDetect=nvml), -1 with why set when gres.conf cannot be used. */
-static long gres_files(const char *root, const char *conf, const char *node,
+static long gres_files(const char *conf, const char *node,
                        char (**files)[RDZV_DEVPATH_MAX], int *nvml, char *why, size_t whylen)
 {
 	char path[RDZV_DEVPATH_MAX * 2], val[4096], node_val[1024], one[RDZV_DEVPATH_MAX];
@@ -262,7 +262,7 @@ static long gres_files(const char *root, const char *conf, const char *node,
 
 	*files = NULL;
 	*nvml = 0;
-	join(root, conf, path, sizeof(path));
+	snprintf(path, sizeof(path), "%s", conf);
 	if (!(text = rdzv_read_head(path, GRES_MAX))) {
 		snprintf(why, whylen, "gres.conf %.300s: %s", path, strerror(errno ? errno : EIO));
 		return -1;
@@ -339,14 +339,12 @@ refuse:
 }
 
 /* Minor of a device file: the device node's own, else from nvidiaN. */
-static int file_minor(const char *root, const char *file, enum rdzv_id_source *src)
+static int file_minor(const char *file, enum rdzv_id_source *src)
 {
-	char path[RDZV_DEVPATH_MAX * 2];
 	struct stat st;
 	const char *b;
 
-	join(root, file, path, sizeof(path));
-	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
+	if (stat(file, &st) == 0 && S_ISCHR(st.st_mode)) {
 		if (major(st.st_rdev) != NVIDIA_MAJOR)
 			return -1;
 		*src = RDZV_ID_DEVICE;
@@ -394,7 +392,7 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 		if (!req->gres_conf)
 			snprintf(why, sizeof(why), "no gres.conf known");
 		else
-			nf = gres_files(req->root, req->gres_conf, req->node, &files, &nvml, why,
+			nf = gres_files(req->gres_conf, req->node, &files, &nvml, why,
 			                sizeof(why));
 	}
 	if (nf > 0) {
@@ -408,7 +406,7 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 
 			snprintf(g->file, sizeof(g->file), "%s", files[k]);
 			g->gpu = -1;
-			if ((g->minor = file_minor(req->root, files[k], &g->source)) < 0) {
+			if ((g->minor = file_minor(files[k], &g->source)) < 0) {
 				snprintf(why, sizeof(why), "GPU %ld: File=%.200s is not an NVIDIA device "
 				         "(char 195:N or nvidiaN)", k, files[k]);
 				break;

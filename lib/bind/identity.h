@@ -10,8 +10,9 @@
  *     -> the bus id whose /proc/driver/nvidia/gpus/BUSID/information says
  *        "Device Minor: N" (checked against sysfs's vendor when present)
  *     -> the topology's CUDA GPU with that bus id.
- * Every path is read under a root prefix, so tests point it at fixture
- * trees. When a link cannot be read, the whole map falls back to the
+ * /proc and /sys are read under a root prefix, so tests point it at fixture
+ * trees; gres.conf and its device files are Slurm's configuration and are
+ * read where it names them. When a link cannot be read, the whole map falls back to the
  * positional rule (index k = the k-th CUDA GPU in PCI bus-id order) and
  * `why` says which link failed. */
 #ifndef RDZV_IDENTITY_H
@@ -60,8 +61,8 @@ struct rdzv_identity {
 };
 
 struct rdzv_identity_req {
-	const char *root;      /* prefix of every path read; NULL or "": "/" */
-	const char *gres_conf; /* gres.conf (a path under root); NULL: none known */
+	const char *root;      /* prefix of /proc and /sys; NULL or "": "/" */
+	const char *gres_conf; /* gres.conf; NULL: none known */
 	const char *node;      /* Slurm's name of this node, for NodeName= lines */
 };
 

@@ -5,10 +5,11 @@
   derive.py make NAME XML MINORS GRESORDER OUTDIR
       a fake node under OUTDIR: proc/driver/nvidia/gpus/BUSID/information
       (Device Minor MINORS[i] for the i-th NVIDIA GPU in PCI bus-id order,
-      a made-up GPU UUID), sys/bus/pci/devices/BUSID/vendor, dev/nvidiaM
-      (plain files: their minor is in their name), and etc/slurm/gres.conf
-      listing dev/nvidiaM in GRESORDER (comma lists), over several lines
-      and NodeName= patterns, with a line for another node.
+      a made-up GPU UUID), sys/bus/pci/devices/BUSID/vendor, and
+      etc/slurm/gres.conf listing /dev/nvidiaM in GRESORDER (comma lists),
+      over several lines and NodeName= patterns, with a line for another
+      node. No device nodes: where /dev/nvidiaM does not exist, the minor
+      is the one in its name (NVIDIA's naming).
   derive.py expect XML ROOT
       for a step holding all of Slurm's GPUs with one task each, what each
       task must get, read from the fixture tree and the XML only:
@@ -121,9 +122,6 @@ def make(name, xml, minors, gresorder, outdir):
         os.makedirs(s, exist_ok=True)
         with open(os.path.join(s, "vendor"), "w") as f:
             f.write("0x10de\n")
-    os.makedirs(os.path.join(outdir, "dev"), exist_ok=True)
-    for m in minors:
-        open(os.path.join(outdir, "dev/nvidia%d" % m), "w").close()
     os.makedirs(os.path.join(outdir, "etc/slurm"), exist_ok=True)
     half = (len(order) + 1) // 2
     with open(os.path.join(outdir, "etc/slurm/gres.conf"), "w") as f:
