@@ -37,6 +37,26 @@
  * in the step's list (gres_common.c: common_gres_set_env). */
 #define RENUMBERED_PER_TASK (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0))
 
+/* Is the calling task in a step's devices cgroup (task/cgroup with
+ * ConstrainDevices: cgroup v1 "N:devices:/slurm.../job_J/step_S/task_T";
+ * under cgroup v2 the one hierarchy shows job_/step_ for any cgroup
+ * plugin, taken as constrained)? Only then can Slurm have renumbered the
+ * task's list. */
+static int in_step_device_cgroup(void)
+{
+	char *text = rdzv_read_head("/proc/self/cgroup", 8192), *l, *next;
+	int in = 0;
+
+	for (l = text; l && *l && !in; l = next) {
+		if ((next = strchr(l, '\n')))
+			*next++ = '\0';
+		in = (strstr(l, ":devices:") || strncmp(l, "0::", 3) == 0) && strstr(l, "/job_")
+		     && strstr(l, "/step_");
+	}
+	free(text);
+	return in;
+}
+
 #define GPULIST_MAX 1024
 
 static struct {
@@ -347,7 +367,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	/* The row of the task's own GPUs: Slurm may have narrowed its list
 	 * (--gpus-per-task, --gpu-bind, --ntasks-per-gpu) before task_init. */
 	if (!(row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
-	                               RENUMBERED_PER_TASK, &how, why, sizeof(why)))) {
+	                               RENUMBERED_PER_TASK && in_step_device_cgroup(), &how, why,
+	                               sizeof(why)))) {
 		if (how == RDZV_ROW_SKIP)
 			fprintf(stderr, RDZV_TAG ": warning: task %u: binding skipped: %s\n", t->rank, why);
 		return 0;
