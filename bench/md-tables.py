@@ -80,7 +80,7 @@ def main(path):
         tags.setdefault(tag, OrderedDict()).setdefault(r["case"], {})[what] = r
     for tag, machines in tags.items():
         print("### topology%s (µs, medians)\n" % (" " + tag if tag else ""))
-        cols = ["load-cold", "load-new-process", "load-repeat", "compute", "per-task"]
+        cols = ["load-cold", "load-new-process", "load-repeat", "load-cached", "compute", "per-task"]
         out = []
         for name, what in machines.items():
             ex = extra_of(next(iter(what.values())))
