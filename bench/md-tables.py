@@ -87,7 +87,7 @@ def main(path):
             out.append([name, ex["kib"], ex["gpus"], ex["nics"]]
                        + [fmt(what[c]["median"], 2 if c == "per-task" else 0) if c in what
                           else "" for c in cols])
-        table(["machine", "KiB", "GPUs", "NICs", "cold", "new_proc", "repeat", "compute",
+        table(["machine", "KiB", "GPUs", "NICs", "cold", "new_proc", "repeat", "cached", "compute",
                "per_task"], out)
     return 0
 
