@@ -80,4 +80,24 @@ printf 'Name=gpu File=/dev/nvidia[0-3]\n' > "$tmp/etc/slurm/gres.conf"
 echo 0x1002 > "$tmp/sys/bus/pci/devices/0000:84:00.0/vendor"
 got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --gres-conf "$tmp/etc/slurm/gres.conf" --node node1 2>&1)
 like "$got" "by position: GPU 0: sysfs says 0000:84:00.0 is not an NVIDIA device" "sysfs contradicting /proc: positional, named"
+# MIG: gres.conf MultipleFiles= lines name each instance by its parent's
+# /dev/nvidiaN; instances get their parent GPU's NICs and share its cores.
+g4=$fix/jwb0004.out
+slurm_of_minor() { sed -n "s|^# slurm \([0-9]*\) -> /dev/nvidia$1 .*|\1|p" "$g4"; }
+bus_of_minor() { sed -n "s|^# slurm [0-9]* -> /dev/nvidia$1 -> minor $1 -> ||p" "$g4"; }
+nic_of_minor() { sed -n "s/^task $(slurm_of_minor "$1"): [^ ]* \([^ ]*\) .*/\1/p" "$g4"; }
+printf '%s\n' "Name=gpu MultipleFiles=/dev/nvidia3,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22" \
+	"Name=gpu MultipleFiles=/dev/nvidia3,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31" \
+	"Name=gpu File=/dev/nvidia1" > "$tmp/etc/slurm/gres.conf"
+echo 0x10de > "$tmp/sys/bus/pci/devices/0000:84:00.0/vendor"
+got=$("$helper" --input "$dir/psmgmt__tests__hwloc__topo.jwb0004.xml" --identity --root "$tmp" --gres-conf "$tmp/etc/slurm/gres.conf" --node node1 \
+	--gpus 0,1,2 --visible MIG-aaaa,MIG-bbbb,MIG-cccc --tasks 3 --task-visible 1=MIG-bbbb \
+	--task-visible "0=MIG-$(sed -n 's/^GPU UUID:[[:space:]]*//p' "$tmp/proc/driver/nvidia/gpus/$(bus_of_minor 3)/information")/1/0" 2>&1)
+r=$(printf '%s\n' "$got" | rows)
+is "$(printf '%s\n' "$r" | grep -c "^task [01]: $(bus_of_minor 3) $(nic_of_minor 3) ")" 4 \
+	"MIG: both instances of minor 3 ($(bus_of_minor 3)) get its NIC $(nic_of_minor 3), in the table and by their own lists (MIG UUID, legacy MIG-GPU-UUID/gi/ci)"
+is "$(printf '%s\n' "$r" | grep "^task 2: " | cut -d' ' -f3-4)" "$(bus_of_minor 1) $(nic_of_minor 1)" "MIG: the whole GPU after them is Slurm's GPU 2, minor 1"
+c0=$(printf '%s\n' "$r" | sed -n 's/^task 0: [^ ]* [^ ]* //p' | head -n 1)
+c1=$(printf '%s\n' "$r" | sed -n 's/^task 1: [^ ]* [^ ]* //p' | head -n 1)
+[ -n "$c0" ] && [ "$c0" != "$c1" ]; ok $? "MIG: the two instances split their GPU's cores ($c0 / $c1)"
 done_testing

@@ -197,8 +197,12 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 		} else {
 			w->gpu[k] = (int)v;
 		}
+		/* The same entry twice is an error; two entries on one GPU are
+		 * MIG instances of it (gres.conf MultipleFiles=/dev/nvidiaN,...),
+		 * which share their parent's NICs and cores. */
 		for (k2 = 0; k2 < k; k2++)
-			if (w->gpu[k2] == w->gpu[k]) {
+			if (strcmp(idtok ? idtok[k2] : w->token[k2], tok) == 0
+			    || (w->gpu[k2] == w->gpu[k] && (!req->ident || req->ident->positional))) {
 				rdzv_err(err, errlen, "%s=%s: GPU %s listed twice", what, ids, tok);
 				goto fail;
 			}
