@@ -307,7 +307,9 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 		return rdzv_err(err, errlen, "out of memory");
 	if (req->step_cpus) {
 		if (hwloc_bitmap_list_sscanf(w->step, req->step_cpus) < 0
-		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0)
+		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0
+		    || hwloc_bitmap_first(w->step) < 0 || hwloc_bitmap_last(w->step) < 0
+		    || hwloc_bitmap_last(w->step) > (1 << 20))
 			return rdzv_err(err, errlen, "bad CPU list '%s'", req->step_cpus);
 	} else if (hwloc_bitmap_copy(w->step, w->t->allowed) < 0) {
 		return rdzv_err(err, errlen, "out of memory");

@@ -17,6 +17,7 @@
 
 #define CACHE_MAGIC "rdzv-topo-cache 1"
 #define CACHE_MAX (8u << 20) /* a model is a few KiB; refuse anything huge */
+#define CPUS_MAX (1 << 20)
 
 const char *rdzv_cache_outcome_name(enum rdzv_cache_outcome o)
 {
@@ -147,7 +148,12 @@ static int read_bitmap(const char *s, hwloc_bitmap_t m)
 		hwloc_bitmap_zero(m);
 		return 0;
 	}
-	return hwloc_bitmap_list_sscanf(m, s) < 0 ? -1 : 0;
+	/* A real cpuset is finite and bounded ("0-" would be infinite). */
+	if (hwloc_bitmap_list_sscanf(m, s) < 0 || hwloc_bitmap_weight(m) < 0)
+		return -1;
+	/* "-3" parses as bit 2^32-3: refuse what no machine has. */
+	return hwloc_bitmap_iszero(m) || (hwloc_bitmap_first(m) >= 0 && hwloc_bitmap_last(m) >= 0
+	                                  && hwloc_bitmap_last(m) <= CPUS_MAX) ? 0 : -1;
 }
 
 /* The next line of *p (NUL-terminated in place), or NULL at the end. */
