@@ -103,16 +103,6 @@ int rdzv_bind_local(spank_t sp, char *err, size_t errlen)
 static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t len,
                      char *err, size_t errlen)
 {
-	char *list = NULL;
-	uint32_t id;
-
-	/* In init_post_opt remote.c has not read the node list yet. */
-	if (!rdzv.nodename[0] && spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS
-	    && rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &list) >= 0 && list) {
-		if (rdzv_hostlist_nth(list, id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
-			rdzv.nodename[0] = '\0';
-		free(list);
-	}
 	if (rdzv.nodename[0]) {
 		if (rdzv_strlcpy(buf, rdzv.nodename, len) < 0)
 			return rdzv_err(err, errlen, "node name too long for %%n");
@@ -200,6 +190,21 @@ static int step_has_gpus(spank_t sp, char *gpus, size_t len)
 	return gpus[0] || (bind.have_visible && bind.visible[0]);
 }
 
+/* This node in the step's node list, into rdzv.nodename; 0 when unknown. */
+static int root_node_name(spank_t sp)
+{
+	char *list = NULL;
+	uint32_t id;
+
+	if (!rdzv.nodename[0] && spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS
+	    && rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &list) >= 0 && list) {
+		if (rdzv_hostlist_nth(list, id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
+			rdzv.nodename[0] = '\0';
+		free(list);
+	}
+	return rdzv.nodename[0] != '\0';
+}
+
 int rdzv_bind_init_post_opt(spank_t sp)
 {
 	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
@@ -215,6 +220,11 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	if (!rdzv.conf.topology[0] || rdzv_bind_mode_parse(mode, &flags, NULL, 0) < 0 || !flags
 	    || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid >= 0xfffffff0u
 	    || !step_has_gpus(sp, gpus, sizeof(gpus)))
+		return 0;
+	/* As root, %n comes from the step's node list only (remote.c has not
+	 * read it yet); never from SLURMD_NODENAME, which is the user's here
+	 * (tests/0073). Without it, user_init loads the model instead. */
+	if (strstr(rdzv.conf.topology, "%n") && !root_node_name(sp))
 		return 0;
 	if (load_model(sp, NULL, &bind.topo, bind.root_error, sizeof(bind.root_error)) < 0)
 		bind.topo = NULL;
@@ -359,6 +369,9 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 		return 0;
 	if (first && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		print_table();
+	else if (first && rdzv.verbose)
+		fprintf(stderr, RDZV_TAG ": bind: identity: %s%s; %s\n",
+		        bind.ident->positional ? "by position: " : "", bind.ident->why, bind.model_note);
 	/* The same on every node as a rule: said once, by the step's first task. */
 	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
