@@ -49,6 +49,8 @@ static void usage(FILE *f)
 	        "  -t, --task-visible I=LIST  task I's own CUDA_VISIBLE_DEVICES (Slurm's\n"
 	        "                       --gpus-per-task, --gpu-bind); prints the row it uses\n"
 	        "  -C, --cache DIR      read (and as root write) the node model cache in DIR\n"
+	        "  -D, --task-cgroup I  task I's GPUs from the devices cgroup (v1) that\n"
+	        "                       --root's proc/self/cgroup names; prints its row\n"
 	        "  -h, --help\n");
 }
 
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
 		{ "node", required_argument, NULL, 'N' },
 		{ "task-visible", required_argument, NULL, 't' },
 		{ "cache", required_argument, NULL, 'C' },
+		{ "task-cgroup", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -171,8 +174,10 @@ int main(int argc, char **argv)
 	const char *cache = NULL;
 	enum rdzv_cache_outcome how = RDZV_CACHE_OFF;
 	char node[256] = "", note[512] = "";
+	uint64_t cgtask = 0;
+	int want_cg = 0;
 
-	while ((c = getopt_long(argc, argv, "i:g:v:n:a:c:lb:Ir:G:N:t:C:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:g:v:n:a:c:lb:Ir:G:N:t:C:D:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -226,6 +231,13 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			cache = optarg;
+			break;
+		case 'D':
+			if (rdzv_parse_u64(optarg, 0, 4095, &cgtask) < 0) {
+				fprintf(stderr, "rdzv-topo: --task-cgroup=%s: want a task index\n", optarg);
+				return 2;
+			}
+			want_cg = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -307,6 +319,27 @@ int main(int argc, char **argv)
 		printf("task %s visible %s: gpu %d %s, UCX_NET_DEVICES%s%s, cpus %s%s%s\n", num, eq + 1,
 		       r->gpu, r->busid, r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset", r->cpus,
 		       why[0] ? "; " : "", why);
+	}
+	if (want_cg) {
+		int g[64];
+		size_t ng = ident ? rdzv_identity_cgroup_gpus(ident, ireq.root, g, 64) : 0;
+		const struct rdzv_bind_row *r = NULL;
+		enum rdzv_task_row tr;
+		char why[512] = "no devices cgroup with NVIDIA minors (or no --identity)";
+
+		if (cgtask >= tab->nrows) {
+			snprintf(err, sizeof(err), "--task-cgroup=%llu: no such task",
+			         (unsigned long long)cgtask);
+			goto fail;
+		}
+		if (ng)
+			r = rdzv_bind_task_row_gpus(tab, (size_t)cgtask, g, ng, &tr, why, sizeof(why));
+		if (!r)
+			printf("task %llu cgroup: skipped: %s\n", (unsigned long long)cgtask, why);
+		else
+			printf("task %llu cgroup: gpu %d %s, UCX_NET_DEVICES%s%s, cpus %s%s%s\n",
+			       (unsigned long long)cgtask, r->gpu, r->busid, r->ucx[0] ? "=" : " ",
+			       r->ucx[0] ? r->ucx : "unset", r->cpus, why[0] ? "; " : "", why);
 	}
 	if (reps && bench(input, &req, (long)reps) < 0)
 		goto done;

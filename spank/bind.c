@@ -361,7 +361,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	enum rdzv_cpu_outcome oc = RDZV_CPU_NOTHING;
 	const struct rdzv_bind_row *row;
 	enum rdzv_task_row how;
-	int have, isolated = 0, first = t->local_rank == 0;
+	int have, isolated = 0, first = t->local_rank == 0, per_task, cg[64];
+	size_t ncg = 0;
 
 	if (first && bind.warning[0])
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.warning);
@@ -379,9 +380,18 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 		return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES is too long");
 	/* The row of the task's own GPUs: Slurm may have narrowed its list
 	 * (--gpus-per-task, --gpu-bind, --ntasks-per-gpu) before task_init. */
-	if (!(row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
-	                               RENUMBERED_PER_TASK && in_step_device_cgroup(), &how, why,
-	                               sizeof(why)))) {
+	per_task = RENUMBERED_PER_TASK && have && strcmp(visible, bind.visible) != 0
+	           && in_step_device_cgroup();
+	/* A list renumbered for this task alone names no GPU; its devices
+	 * cgroup (v1) does, when Slurm constrained it. */
+	if (per_task && (ncg = rdzv_identity_cgroup_gpus(bind.ident, rdzv.conf.identity_root[0]
+	                                                 ? rdzv.conf.identity_root : NULL, cg,
+	                                                 sizeof(cg) / sizeof(cg[0]))) > 0)
+		row = rdzv_bind_task_row_gpus(bind.tab, t->local_rank, cg, ncg, &how, why, sizeof(why));
+	else
+		row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
+		                         per_task, &how, why, sizeof(why));
+	if (!row) {
 		if (how == RDZV_ROW_SKIP)
 			fprintf(stderr, RDZV_TAG ": warning: task %u: binding skipped: %s\n", t->rank, why);
 		return 0;

@@ -16,7 +16,7 @@ PYTHON=$(command -v python3) || skip_all "no python3 for derive.py"
 helper=$top_builddir/helpers/rdzv-topo
 fix=$top_srcdir/tests/topo/identity
 # "task K: BUSID NICS CPUS" from rdzv-topo's rows (and --task-visible lines).
-rows() { sed -n 's/^\(task [0-9]*\)\( visible [^:]*\)\{0,1\}: gpu [0-9]* \([0-9a-f:.]*\)[ ,].*UCX_NET_DEVICES[= ]\([^ ,]*\(,[^ ,]\{1,\}\)*\)[ ,].*cpus \([0-9,-]*\).*/\1: \3 \4 \6/p'; }
+rows() { sed -n 's/^\(task [0-9]*\)\( visible [^:]*\| cgroup\)\{0,1\}: gpu [0-9]* \([0-9a-f:.]*\)[ ,].*UCX_NET_DEVICES[= ]\([^ ,]*\(,[^ ,]\{1,\}\)*\)[ ,].*cpus \([0-9,-]*\).*/\1: \3 \4 \6/p'; }
 
 while read -r name xml minors order; do
 	case $name in ''|'#'*) continue ;; esac
@@ -46,6 +46,12 @@ while read -r name xml minors order; do
 	lastrow=$(grep "^task $last: " "$golden" | sed 's/^task [0-9]*: //')
 	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 --task-visible "0=$last" | rows | grep '^task 0 *:' | sed 's/^task 0: //' | tail -n 1)
 	is "$got" "$lastrow" "$name: task 0 narrowed to Slurm's GPU $last gets that GPU's NICs and cores"
+
+	# Slurm 22.05 numbers a task's list from 0 under ConstrainDevices; its
+	# devices cgroup (v1) names the minor: the fixture's allows Slurm's GPU 3.
+	row3=$(grep "^task 3: " "$golden" | sed 's/^task [0-9]*: //')
+	got=$("$helper" --input "$x" --identity --root "$fix/$name" --gres-conf "$fix/$name/etc/slurm/gres.conf" --node node1 --task-cgroup 0 | rows | grep '^task 0: ' | tail -n 1 | sed 's/^task 0: //')
+	is "$got" "$row3" "$name: a task whose devices cgroup allows only Slurm's GPU 3 gets that GPU's row"
 
 	# A UUID list (Slurm 25.11+ env_uuid): the GPU whose /proc entry has it.
 	b=$(grep '^# slurm 1 ' "$golden" | sed 's/.* -> //')

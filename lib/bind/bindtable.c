@@ -644,6 +644,79 @@ static int step_renumbered(const struct rdzv_bind_table *tab)
 	return 1;
 }
 
+/* The row (in local-rank order) whose GPUs are exactly want[]: task i's
+ * own when it matches, else the n-th such row for the n-th task; else the
+ * first wanted GPU's single row. */
+static const struct rdzv_bind_row *pick_row(const struct rdzv_bind_table *tab, size_t i,
+                                            const unsigned char *want, size_t ne,
+                                            enum rdzv_task_row *how, char *why, size_t whylen)
+{
+	const struct rdzv_bind_row *row = NULL;
+	size_t r, k, same = 0, nth = 0;
+
+	*how = RDZV_ROW_OWN;
+	for (r = 0; r < tab->nrows; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match) {
+			if (r == i)
+				return &tab->rows[i];
+			same++;
+		}
+	}
+	for (r = 0; r < tab->nrows && !row; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match && nth++ == i % (same ? same : 1))
+			row = &tab->rows[r];
+	}
+	if (!row) {
+		for (k = 0; k < tab->ngpus && !want[k]; k++)
+			;
+		if (k == tab->ngpus)
+			return NULL;
+		row = &tab->single[k];
+		if (ne > 1)
+			snprintf(why, whylen, "the task's %zu GPUs are no row of the table: it gets the "
+			         "NICs and CPUs of the first, GPU %d", ne, row->gpu);
+	}
+	return row;
+}
+
+const struct rdzv_bind_row *rdzv_bind_task_row_gpus(const struct rdzv_bind_table *tab, size_t i,
+                                                    const int *gpus, size_t n,
+                                                    enum rdzv_task_row *how, char *why,
+                                                    size_t whylen)
+{
+	unsigned char *want;
+	const struct rdzv_bind_row *row = NULL;
+	size_t j, k, found = 0;
+
+	*how = RDZV_ROW_SKIP;
+	if (whylen)
+		why[0] = '\0';
+	if (i >= tab->nrows || !tab->ngpus || !(want = calloc(tab->ngpus, 1)))
+		return NULL;
+	for (j = 0; j < n; j++)
+		for (k = 0; k < tab->ngpus; k++)
+			if (tab->single[k].gpu == gpus[j] && !want[k]) {
+				want[k] = 1;
+				found++;
+			}
+	if (found)
+		row = pick_row(tab, i, want, found, how, why, whylen);
+	else
+		snprintf(why, whylen, "none of the task's %zu GPUs is the step's", n);
+	if (!row)
+		*how = RDZV_ROW_SKIP;
+	free(want);
+	return row;
+}
+
 const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab, size_t i,
                                                const char *task_visible,
                                                const struct rdzv_identity *ident,
@@ -654,7 +727,7 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
 	char (*e)[RDZV_TOKEN_MAX] = NULL;
 	unsigned char *want = NULL;
 	const struct rdzv_bind_row *row = NULL;
-	size_t ne = 0, k, j, r, same = 0, nth = 0;
+	size_t ne = 0, k, j;
 	int renumbered;
 	char err[128];
 
@@ -711,40 +784,7 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
 		}
 		want[p] = 1;
 	}
-	/* The row (in local-rank order) whose GPUs are exactly the task's: its
-	 * own when it matches, else the n-th such row for the n-th task. */
-	for (r = 0; r < tab->nrows; r++) {
-		int match = tab->rows[r].gpu >= 0;
-
-		for (k = 0; match && k < tab->ngpus; k++)
-			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
-		if (match) {
-			if (r == i) {
-				row = &tab->rows[i];
-				*how = RDZV_ROW_OWN;
-				goto done;
-			}
-			same++;
-		}
-	}
-	for (r = 0; r < tab->nrows && !row; r++) {
-		int match = tab->rows[r].gpu >= 0;
-
-		for (k = 0; match && k < tab->ngpus; k++)
-			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
-		if (match && nth++ == i % (same ? same : 1))
-			row = &tab->rows[r];
-	}
-	*how = RDZV_ROW_OWN;
-	if (!row) {
-		/* No row has exactly these GPUs: the first one's own row. */
-		for (k = 0; k < tab->ngpus && !want[k]; k++)
-			;
-		row = &tab->single[k];
-		if (ne > 1)
-			snprintf(why, whylen, "the task's %zu GPUs are no row of the table: it gets the "
-			         "NICs and CPUs of the first, GPU %d", ne, row->gpu);
-	}
+	row = pick_row(tab, i, want, ne, how, why, whylen);
 done:
 	free(e);
 	free(want);

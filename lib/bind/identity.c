@@ -510,6 +510,57 @@ int rdzv_identity_uuid(const struct rdzv_identity *id, const char *uuid)
 	return -1;
 }
 
+size_t rdzv_identity_cgroup_gpus(const struct rdzv_identity *id, const char *root, int *gpus,
+                                 size_t max)
+{
+	char p[RDZV_DEVPATH_MAX * 4], rel[RDZV_DEVPATH_MAX * 2];
+	char *text, *l, *next, *cg = NULL;
+	size_t n = 0, j;
+
+	if (!id)
+		return 0;
+	join(root, "/proc/self/cgroup", p, sizeof(p));
+	if (!(text = rdzv_read_head(p, 8192)))
+		return 0;
+	for (l = text; l && *l && !cg; l = next) {
+		char *d;
+
+		if ((next = strchr(l, '\n')))
+			*next++ = '\0';
+		/* "N:devices:/slurm/uid_U/job_J/step_S/task_T" */
+		if ((d = strstr(l, ":devices:")) && strstr(d, "/step_"))
+			cg = d + 9;
+	}
+	if (!cg || strstr(cg, "..") || snprintf(rel, sizeof(rel), "/sys/fs/cgroup/devices%s/devices.list",
+	                                       cg) >= (int)sizeof(rel)) {
+		free(text);
+		return 0;
+	}
+	free(text);
+	join(root, rel, p, sizeof(p));
+	if (!(text = rdzv_read_head(p, 65536)))
+		return 0;
+	for (l = text; l && *l; l = next) {
+		unsigned maj, min;
+		char type;
+
+		if ((next = strchr(l, '\n')))
+			*next++ = '\0';
+		if (l[0] == 'a') { /* "a *:* rwm": everything allowed, nothing learnt */
+			n = 0;
+			break;
+		}
+		if (sscanf(l, "%c %u:%u", &type, &maj, &min) != 3 || type != 'c' || maj != NVIDIA_MAJOR
+		    || min > NVIDIA_MINOR_MAX)
+			continue;
+		for (j = 0; j < id->nproc; j++)
+			if (id->proc[j].minor == (int)min && id->proc[j].gpu >= 0 && n < max)
+				gpus[n++] = id->proc[j].gpu;
+	}
+	free(text);
+	return n;
+}
+
 int rdzv_identity_format(const struct rdzv_identity *id, size_t g, char *buf, size_t len)
 {
 	size_t k;

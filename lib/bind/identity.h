@@ -90,6 +90,16 @@ int rdzv_identity_uuid(const struct rdzv_identity *id, const char *uuid);
 /* Is s a CUDA UUID entry (GPU-..., MIG-...)? */
 int rdzv_is_uuid(const char *s);
 
+/* The topology GPUs the calling task's devices cgroup allows (cgroup v1:
+ * ROOT/proc/self/cgroup names it, ROOT/sys/fs/cgroup/devices/PATH/
+ * devices.list lists "c 195:N rwm" per NVIDIA minor). Slurm's task/cgroup
+ * with ConstrainDevices narrows it per task, so it names the task's own
+ * GPUs even where its CUDA_VISIBLE_DEVICES does not (22.05 numbers each
+ * task's list from 0). Returns the count (0: not constrained, "a *:*" or
+ * cgroup v2, unreadable), gpus[] filled up to max. */
+size_t rdzv_identity_cgroup_gpus(const struct rdzv_identity *id, const char *root, int *gpus,
+                                 size_t max);
+
 /* How topology GPU g's identity was established, one line:
  * "slurm 2 file /dev/nvidia5 minor 5 busid 0000:10:1c.0 source device+proc+sysfs",
  * or "slurm 2 source position (why...)". Returns 0, or -1 when buf is too

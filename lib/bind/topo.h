@@ -152,6 +152,14 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
                                                enum rdzv_task_row *how, char *why,
                                                size_t whylen);
 
+/* The same from the task's GPUs as topology indices (its devices cgroup,
+ * rdzv_identity_cgroup_gpus); GPUs outside the step are ignored. NULL
+ * (RDZV_ROW_SKIP) when none is the step's. */
+const struct rdzv_bind_row *rdzv_bind_task_row_gpus(const struct rdzv_bind_table *tab, size_t i,
+                                                    const int *gpus, size_t n,
+                                                    enum rdzv_task_row *how, char *why,
+                                                    size_t whylen);
+
 /* The node line and row i as text, as the helper, the golden tests and
  * --rdzv-bind=verbose print them. Return 0, or -1 when buf is too small. */
 int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len);

@@ -8,7 +8,8 @@
       a made-up GPU UUID), sys/bus/pci/devices/BUSID/vendor, and
       etc/slurm/gres.conf listing /dev/nvidiaM in GRESORDER (comma lists),
       over several lines and NodeName= patterns, with a line for another
-      node. No device nodes: where /dev/nvidiaM does not exist, the minor
+      node; proc/self/cgroup and a devices cgroup (v1) allowing the GPU
+      Slurm numbers 3 (GRESORDER[3]). No device nodes: where /dev/nvidiaM does not exist, the minor
       is the one in its name (NVIDIA's naming).
   derive.py expect XML ROOT
       for a step holding all of Slurm's GPUs with one task each, what each
@@ -134,6 +135,17 @@ def make(name, xml, minors, gresorder, outdir):
         f.write("nodename=node1 name=gpu Count=%d file=%s  # keys are case-insensitive\n"
                 % (len(order) - half, ",".join("/dev/nvidia%d" % m for m in order[half:])))
         f.write("Name=mps Count=100\n")
+    # A task's cgroup v1 (task/cgroup, ConstrainDevices) allowing the GPU
+    # Slurm numbers 3: nvidiactl, nvidia-uvm and a disk come with it.
+    cg = "/slurm_node1/uid_1000/job_5/step_0/task_1"
+    os.makedirs(os.path.join(outdir, "proc/self"), exist_ok=True)
+    with open(os.path.join(outdir, "proc/self/cgroup"), "w") as f:
+        f.write("12:pids:%s\n5:devices:%s\n4:memory:%s\n1:name=systemd:/system.slice\n"
+                % (cg, cg, cg))
+    d = os.path.join(outdir, "sys/fs/cgroup/devices" + cg)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "devices.list"), "w") as f:
+        f.write("c 195:255 rwm\nc 195:%d rwm\nc 511:0 rwm\nb 259:0 r\n" % order[3])
 
 
 def expect(xml, fixroot):
