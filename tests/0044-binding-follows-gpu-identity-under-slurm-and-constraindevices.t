@@ -68,6 +68,10 @@ run_step srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv-bind=verbose bash -c "$report"
 like "$out" "rdzv: bind: topology $T/topo/n1.xml: cache hit" "the next step reads the model from the cache"
 is "$(field n1 1 ucx)" "$(nic 1)" "... with the same answer"
 
+run_step srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv=torch --rdzv-verbose --rdzv-bind=auto bash -c "$report"
+like "$out" "rdzv: bind: identity: gres.conf $T/gres.conf; topology $T/topo/n1.xml: cache hit" \
+	"--rdzv-verbose says how GPU identity was established and where the model came from"
+
 run_step srun -N1 -w n1 -n2 --gres=gpu:4 --gpu-bind=map_gpu:3,1 --rdzv-bind=verbose bash -c "$report"
 is "$(field n1 0 cvd)/$(field n1 1 cvd)" "3/1" "--gpu-bind=map_gpu:3,1: Slurm gives task 0 GPU 3, task 1 GPU 1"
 is "$(field n1 0 ucx)" "$(nic 3)" "task 0 gets the NIC of its own GPU 3, not of local rank 0's"
