@@ -47,7 +47,14 @@ nic() { sed -n "s/^task $1: [^ ]* \([^ ]*\) .*/\1/p" "$golden"; }
 busid() { sed -n "s/^task $1: \([^ ]*\) .*/\1/p" "$golden"; }
 args="topology=$T/topo/%n.xml gres_conf=$T/gres.conf identity_root=$T/root topology_cache=$T/cache"
 e2e_start RDZV_NODE_GPUS="8 4 4" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args"
-trap 'e2e_stop; rm -rf "$T"' EXIT
+# On exit: stop, and leave no cgroup.conf of ours for the next cluster.
+cleanup() {
+	e2e_stop
+	grep -qx "# from RDZV_CGROUP_CONF" "$RDZV_CLUSTER_DIR/cgroup.conf" 2>/dev/null \
+		&& rm -f "$RDZV_CLUSTER_DIR/cgroup.conf"
+	rm -rf "$T"
+}
+trap cleanup EXIT
 cd "$T" || exit 1
 
 report='echo "$SLURMD_NODENAME $SLURM_LOCALID cvd=${CUDA_VISIBLE_DEVICES-} gpus=${SLURM_STEP_GPUS-} hca=${NCCL_IB_HCA-} ucx=${UCX_NET_DEVICES-} cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
