@@ -80,14 +80,14 @@ def main(path):
         tags.setdefault(tag, OrderedDict()).setdefault(r["case"], {})[what] = r
     for tag, machines in tags.items():
         print("### topology%s (µs, medians)\n" % (" " + tag if tag else ""))
-        cols = ["load-cold", "load-new-process", "load-repeat", "compute", "per-task"]
+        cols = ["load-cold", "load-new-process", "load-repeat", "load-cached", "compute", "per-task"]
         out = []
         for name, what in machines.items():
             ex = extra_of(next(iter(what.values())))
             out.append([name, ex["kib"], ex["gpus"], ex["nics"]]
                        + [fmt(what[c]["median"], 2 if c == "per-task" else 0) if c in what
                           else "" for c in cols])
-        table(["machine", "KiB", "GPUs", "NICs", "cold", "new_proc", "repeat", "compute",
+        table(["machine", "KiB", "GPUs", "NICs", "cold", "new_proc", "repeat", "cached", "compute",
                "per_task"], out)
     return 0
 

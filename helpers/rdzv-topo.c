@@ -3,7 +3,9 @@
  * and a task count. Same code as rdzv.so (lib/bind/topo.c, lib/bind/bindtable.c).
  *
  *   rdzv-topo [--input FILE.xml] [--gpus all|LIST] [--visible LIST]
- *             [--tasks N] [--hca-allow LIST] [--cpus LIST] [--list] [--bench N] */
+ *             [--tasks N] [--hca-allow LIST] [--cpus LIST] [--list] [--bench N]
+ *             [--identity] [--root DIR] [--gres-conf FILE] [--node NAME]
+ *             [--task-visible I=LIST]... [--cache DIR] */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -13,9 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bindmode.h"
 #include "envset.h"
+#include "identity.h"
+#include "topocache.h"
 #include "topo.h"
 #include "util.h"
 
@@ -35,6 +40,17 @@ static void usage(FILE *f)
 	        "  -c, --cpus LIST      the step's CPUs (default: the topology's allowed CPUs)\n"
 	        "  -l, --list           also list the node's CUDA GPUs and RDMA NIC ports\n"
 	        "  -b, --bench N        time N loads+computes and the per-task work\n"
+	        "  -I, --identity       map Slurm's GPU numbers to PCI devices through gres.conf,\n"
+	        "                       the device minors and /proc/driver/nvidia (default: by\n"
+	        "                       position) and print, per GPU, how it was established\n"
+	        "  -r, --root DIR       read /proc and /sys under DIR (-I; a fixture tree)\n"
+	        "  -G, --gres-conf FILE Slurm's gres.conf (default /etc/slurm/gres.conf)\n"
+	        "  -N, --node NAME      this node's Slurm name, for NodeName= (default: hostname)\n"
+	        "  -t, --task-visible I=LIST  task I's own CUDA_VISIBLE_DEVICES (Slurm's\n"
+	        "                       --gpus-per-task, --gpu-bind); prints the row it uses\n"
+	        "  -C, --cache DIR      read (and as root write) the node model cache in DIR\n"
+	        "  -D, --task-cgroup I  task I's GPUs from the devices cgroup (v1) that\n"
+	        "                       --root's proc/self/cgroup names; prints its row\n"
 	        "  -h, --help\n");
 }
 
@@ -106,6 +122,22 @@ fail:
 	return -1;
 }
 
+/* All of Slurm's GPU numbers on the node: "0,...,n-1" of the gres list. */
+static int slurm_gpu_list(const struct rdzv_identity *id, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < id->n; i++) {
+		int w = snprintf(buf + used, len - used, "%s%zu", i ? "," : "", i);
+
+		if (w < 0 || (size_t)w >= len - used)
+			return -1;
+		used += (size_t)w;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -117,6 +149,13 @@ int main(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "bench", required_argument, NULL, 'b' },
+		{ "identity", no_argument, NULL, 'I' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "gres-conf", required_argument, NULL, 'G' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "task-visible", required_argument, NULL, 't' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "task-cgroup", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -126,10 +165,19 @@ int main(int argc, char **argv)
 	struct rdzv_bind_table *tab = NULL;
 	char err[512], line[LINE_MAX_], allbuf[LINE_MAX_];
 	uint64_t ntasks = 0, reps = 0;
-	int c, list = 0, rv = 1;
+	int c, list = 0, rv = 1, identity = 0;
 	size_t i;
+	struct rdzv_identity_req ireq = { NULL, "/etc/slurm/gres.conf", NULL };
+	struct rdzv_identity *ident = NULL;
+	const char *taskvis[64];
+	size_t ntaskvis = 0;
+	const char *cache = NULL;
+	enum rdzv_cache_outcome how = RDZV_CACHE_OFF;
+	char node[256] = "", note[512] = "";
+	uint64_t cgtask = 0;
+	int want_cg = 0;
 
-	while ((c = getopt_long(argc, argv, "i:g:v:n:a:c:lb:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:g:v:n:a:c:lb:Ir:G:N:t:C:D:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			input = optarg;
@@ -161,6 +209,36 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'I':
+			identity = 1;
+			break;
+		case 'r':
+			ireq.root = optarg;
+			break;
+		case 'G':
+			ireq.gres_conf = optarg;
+			break;
+		case 'N':
+			ireq.node = optarg;
+			break;
+		case 't':
+			if (ntaskvis == sizeof(taskvis) / sizeof(taskvis[0]) || !strchr(optarg, '=')) {
+				fprintf(stderr, "rdzv-topo: --task-visible=%s: want I=LIST (at most 64)\n",
+				        optarg);
+				return 2;
+			}
+			taskvis[ntaskvis++] = optarg;
+			break;
+		case 'C':
+			cache = optarg;
+			break;
+		case 'D':
+			if (rdzv_parse_u64(optarg, 0, 4095, &cgtask) < 0) {
+				fprintf(stderr, "rdzv-topo: --task-cgroup=%s: want a task index\n", optarg);
+				return 2;
+			}
+			want_cg = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -173,10 +251,25 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (rdzv_topo_load(input, &t, err, sizeof(err)) < 0)
+	if (rdzv_topo_load_cached(input, cache, &t, &how, note, sizeof(note), err, sizeof(err)) < 0)
 		goto fail;
+	if (cache)
+		printf("cache: %s%s%s\n", rdzv_cache_outcome_name(how), note[0] ? ": " : "", note);
+	if (identity) {
+		if (!ireq.node && gethostname(node, sizeof(node) - 1) == 0)
+			ireq.node = node;
+		if (rdzv_identity_read(t, &ireq, &ident, err, sizeof(err)) < 0)
+			goto fail;
+		req.ident = ident;
+		printf("identity: %s%s\n", ident->positional ? "by position: " : "",
+		       ident->why);
+		for (i = 0; i < rdzv_topo_gpu_count(t); i++)
+			if (rdzv_identity_format(ident, i, line, sizeof(line)) == 0)
+				printf("gpu %zu %s: %s\n", i, rdzv_topo_gpu_busid(t, i), line);
+	}
 	if (strcmp(gpus, "all") == 0) {
-		if (rdzv_topo_gpu_list(t, allbuf, sizeof(allbuf)) < 0) {
+		if ((ident ? slurm_gpu_list(ident, allbuf, sizeof(allbuf))
+	           : rdzv_topo_gpu_list(t, allbuf, sizeof(allbuf))) < 0) {
 			snprintf(err, sizeof(err), "too many GPUs");
 			goto fail;
 		}
@@ -205,6 +298,49 @@ int main(int argc, char **argv)
 	for (i = 0; i < tab->nrows; i++)
 		if (rdzv_bind_format_row(tab, i, line, sizeof(line)) == 0)
 			printf("%s\n", line);
+	for (i = 0; i < ntaskvis; i++) {
+		const struct rdzv_bind_row *r;
+		enum rdzv_task_row tr;
+		char why[512];
+		uint64_t ti;
+		const char *eq = strchr(taskvis[i], '=');
+		char num[16];
+
+		snprintf(num, sizeof(num), "%.*s", (int)(eq - taskvis[i]), taskvis[i]);
+		if (rdzv_parse_u64(num, 0, 4095, &ti) < 0 || ti >= tab->nrows) {
+			snprintf(err, sizeof(err), "--task-visible=%s: no task %s", taskvis[i], num);
+			goto fail;
+		}
+		r = rdzv_bind_task_row(tab, (size_t)ti, eq + 1, ident, 0, &tr, why, sizeof(why));
+		if (!r) {
+			printf("task %s visible %s: skipped: %s\n", num, eq + 1, why);
+			continue;
+		}
+		printf("task %s visible %s: gpu %d %s, UCX_NET_DEVICES%s%s, cpus %s%s%s\n", num, eq + 1,
+		       r->gpu, r->busid, r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset", r->cpus,
+		       why[0] ? "; " : "", why);
+	}
+	if (want_cg) {
+		int g[64];
+		size_t ng = ident ? rdzv_identity_cgroup_gpus(ident, ireq.root, g, 64) : 0;
+		const struct rdzv_bind_row *r = NULL;
+		enum rdzv_task_row tr;
+		char why[512] = "no devices cgroup with NVIDIA minors (or no --identity)";
+
+		if (cgtask >= tab->nrows) {
+			snprintf(err, sizeof(err), "--task-cgroup=%llu: no such task",
+			         (unsigned long long)cgtask);
+			goto fail;
+		}
+		if (ng)
+			r = rdzv_bind_task_row_gpus(tab, (size_t)cgtask, g, ng, &tr, why, sizeof(why));
+		if (!r)
+			printf("task %llu cgroup: skipped: %s\n", (unsigned long long)cgtask, why);
+		else
+			printf("task %llu cgroup: gpu %d %s, UCX_NET_DEVICES%s%s, cpus %s%s%s\n",
+			       (unsigned long long)cgtask, r->gpu, r->busid, r->ucx[0] ? "=" : " ",
+			       r->ucx[0] ? r->ucx : "unset", r->cpus, why[0] ? "; " : "", why);
+	}
 	if (reps && bench(input, &req, (long)reps) < 0)
 		goto done;
 	rv = 0;
@@ -213,6 +349,7 @@ fail:
 	fprintf(stderr, "rdzv-topo: %s\n", err);
 done:
 	rdzv_bind_table_destroy(tab);
+	rdzv_identity_destroy(ident);
 	rdzv_topo_destroy(t);
 	return rv;
 }

@@ -3,13 +3,19 @@
  * the step's facts, keeps the node's table between user_init and the
  * tasks, and decides what the user is told.
  *
- *   option      validate the value (refused with the valid words listed)
- *   local       refuse a bad site default (plugstack bind=) on the submit host
- *   user_init   once per node, as the user: mode; the step's GPUs; topology
- *               (admin's topology= XML with %n, or live); the table
- *   task_init   task i: its row's variables; its CPU binding
- * A topology that cannot be loaded is a warning (printed by local task 0)
- * and the step runs unbound, unless the admin set strict=yes. */
+ *   option         validate the value (refused with the valid words listed)
+ *   local          refuse a bad site default (plugstack bind=) on the submit host
+ *   init_post_opt  slurmstepd, as root, once per node, for a step with GPUs and
+ *                  an admin's topology= XML: the node model, from root's cache
+ *                  (topology_cache=, topocache.h) or parsed and cached
+ *   user_init      once per node, as the user: mode; the step's GPUs; the model
+ *                  (root's, or topology= / live discovery); each GPU's identity
+ *                  (identity.h); the table
+ *   task_init      task i: the row of its own GPUs (its CUDA_VISIBLE_DEVICES);
+ *                  the row's variables; its CPU binding
+ * A topology that cannot be loaded, or that shows no PCI device while the
+ * step has GPUs, is a warning (printed by local task 0) and the step runs
+ * unbound, unless the admin set strict=yes. */
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
@@ -21,8 +27,35 @@
 
 #include "bindmode.h"
 #include "hostlist.h"
+#include "identity.h"
 #include "topo.h"
+#include "topocache.h"
 #include "util.h"
+
+/* Slurm before 23.02 numbers each task's CUDA_VISIBLE_DEVICES from 0 under
+ * ConstrainDevices (seen on 22.05, tests/0044); 26.05 numbers it by position
+ * in the step's list (gres_common.c: common_gres_set_env). */
+#define RENUMBERED_PER_TASK (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0))
+
+/* Is the calling task in a step's devices cgroup (task/cgroup with
+ * ConstrainDevices: cgroup v1 "N:devices:/slurm.../job_J/step_S/task_T";
+ * under cgroup v2 the one hierarchy shows job_/step_ for any cgroup
+ * plugin, taken as constrained)? Only then can Slurm have renumbered the
+ * task's list. */
+static int in_step_device_cgroup(void)
+{
+	char *text = rdzv_read_head("/proc/self/cgroup", 8192), *l, *next;
+	int in = 0;
+
+	for (l = text; l && *l && !in; l = next) {
+		if ((next = strchr(l, '\n')))
+			*next++ = '\0';
+		in = (strstr(l, ":devices:") || strncmp(l, "0::", 3) == 0) && strstr(l, "/job_")
+		     && strstr(l, "/step_");
+	}
+	free(text);
+	return in;
+}
 
 #define GPULIST_MAX 1024
 
@@ -33,6 +66,10 @@ static struct {
 	char visible[GPULIST_MAX];       /* ... and its value */
 	char warning[RDZV_ERRLEN + 64];  /* told to the user by local task 0 */
 	char gpu_model[64];              /* the node's first CUDA GPU, for mode checks */
+	struct rdzv_topo *topo;          /* the model root loaded in init_post_opt */
+	char root_error[RDZV_ERRLEN];    /* ... or why it could not */
+	char model_note[RDZV_PATH_MAX + RDZV_ERRLEN + 64];/* where the model came from (verbose) */
+	struct rdzv_identity *ident;     /* Slurm's GPU numbers -> PCI devices */
 } bind;
 
 int rdzv_bind_option(const char *val, char *err, size_t errlen)
@@ -108,41 +145,155 @@ static int topology_path(spank_t sp, const struct rdzv_step *step, char *out, si
 	return 0;
 }
 
+/* hwloc dlopen()s its plugins at the first topology of a process. The
+ * libxml2 importer drags in libxml2, ICU and libstdc++ (about 3 of the 4.5 ms
+ * a node spends loading an XML topology, doc/performance.md); hwloc's
+ * built-in importer reads every file in shared/topologies the same (tests/0040
+ * passes with it), and gl/opencl are probes we never want in slurmstepd. An
+ * admin's own value of the variable wins. */
+static void quiet_hwloc(void)
+{
+	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_xml_libxml,hwloc_gl,hwloc_opencl", 0);
+}
+
+/* The model of the admin's topology= file, through root's cache. */
+static int load_model(spank_t sp, const struct rdzv_step *step, struct rdzv_topo **out,
+                      char *err, size_t errlen)
+{
+	char path[RDZV_PATH_MAX], note[RDZV_ERRLEN];
+	enum rdzv_cache_outcome how;
+
+	*out = NULL;
+	if (!rdzv.conf.topology[0]) {
+		quiet_hwloc();
+		snprintf(bind.model_note, sizeof(bind.model_note), "topology: live discovery");
+		return rdzv_topo_load(NULL, out, err, errlen);
+	}
+	if (topology_path(sp, step, path, sizeof(path), err, errlen) < 0)
+		return -1;
+	quiet_hwloc();
+	if (rdzv_topo_load_cached(path, rdzv.conf.topology_cache, out, &how, note, sizeof(note),
+	                          err, errlen) < 0)
+		return -1;
+	snprintf(bind.model_note, sizeof(bind.model_note), "topology %s: cache %s%s%s", path,
+	         rdzv_cache_outcome_name(how), note[0] ? ": " : "", note);
+	return 0;
+}
+
+/* Does the step have GPUs here? (SLURM_STEP_GPUS or CUDA_VISIBLE_DEVICES) */
+static int step_has_gpus(spank_t sp, char *gpus, size_t len)
+{
+	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, len) < 0)
+		gpus[0] = '\0';
+	bind.have_visible = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.visible,
+	                                    sizeof(bind.visible)) > 0;
+	return gpus[0] || (bind.have_visible && bind.visible[0]);
+}
+
+/* This node in the step's node list, into rdzv.nodename; 0 when unknown. */
+static int root_node_name(spank_t sp)
+{
+	char *list = NULL;
+	uint32_t id;
+
+	if (!rdzv.nodename[0] && spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS
+	    && rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &list) >= 0 && list) {
+		if (rdzv_hostlist_nth(list, id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
+			rdzv.nodename[0] = '\0';
+		free(list);
+	}
+	return rdzv.nodename[0] != '\0';
+}
+
+int rdzv_bind_init_post_opt(spank_t sp)
+{
+	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	char gpus[GPULIST_MAX] = "";
+	uint32_t stepid;
+	unsigned flags = 0;
+
+	/* As root: only what the cache needs, and only for a binding step with
+	 * GPUs on an admin's topology file. Everything else waits for
+	 * user_init, which runs as the user. */
+	bind.topo = NULL;
+	bind.root_error[0] = '\0';
+	if (!rdzv.conf.topology[0] || rdzv_bind_mode_parse(mode, &flags, NULL, 0) < 0 || !flags
+	    || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid >= 0xfffffff0u
+	    || !step_has_gpus(sp, gpus, sizeof(gpus)))
+		return 0;
+	/* As root, %n comes from the step's node list only (remote.c has not
+	 * read it yet); never from SLURMD_NODENAME, which is the user's here
+	 * (tests/0073). Without it, user_init loads the model instead. */
+	if (strstr(rdzv.conf.topology, "%n") && !root_node_name(sp))
+		return 0;
+	if (load_model(sp, NULL, &bind.topo, bind.root_error, sizeof(bind.root_error)) < 0)
+		bind.topo = NULL;
+	return 0;
+}
+
+/* gres.conf for identity: the admin's gres_conf=, else next to slurmd's
+ * SLURM_CONF (slurmstepd's own environment, not the job's), else
+ * /etc/slurm/gres.conf. */
+static const char *gres_conf_path(char *buf, size_t len)
+{
+	const char *conf = getenv("SLURM_CONF"), *slash;
+
+	if (rdzv.conf.gres_conf[0])
+		return rdzv.conf.gres_conf;
+	if (conf && conf[0] == '/' && (slash = strrchr(conf, '/'))
+	    && snprintf(buf, len, "%.*s/gres.conf", (int)(slash - conf), conf) < (int)len)
+		return buf;
+	return "/etc/slurm/gres.conf";
+}
+
 static int compute_table(spank_t sp, const struct rdzv_step *step, const char *step_gpus,
                          char *err, size_t errlen)
 {
-	char path[RDZV_PATH_MAX], cpus[RDZV_CPULIST_MAX], why[RDZV_ERRLEN];
-	struct rdzv_topo *topo = NULL;
+	char cpus[RDZV_CPULIST_MAX], why[RDZV_ERRLEN], gres[RDZV_PATH_MAX];
+	struct rdzv_topo *topo = bind.topo;
 	struct rdzv_bind_req req = { 0 };
+	struct rdzv_identity_req ireq = { 0 };
 	int rv = -1;
 
-	if (rdzv.conf.topology[0] && topology_path(sp, step, path, sizeof(path), err, errlen) < 0)
-		return -1;
-	/* hwloc dlopen()s its plugins at the first topology of a process. The
-	 * libxml2 importer drags in libxml2, ICU and libstdc++ (about 3 of the
-	 * 4.5 ms a node spends loading an XML topology, doc/performance.md);
-	 * hwloc's built-in importer reads every file in shared/topologies the
-	 * same (tests/0040 passes with it), and gl/opencl are probes we never
-	 * want in slurmstepd. An admin's own value of the variable wins. */
-	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_xml_libxml,hwloc_gl,hwloc_opencl", 0);
-	if (rdzv_topo_load(rdzv.conf.topology[0] ? path : NULL, &topo, why, sizeof(why)) < 0) {
+	bind.topo = NULL;
+	if (!topo && bind.root_error[0]) {
+		rdzv_err(err, errlen, "topology: %s", bind.root_error);
+		goto fail;
+	}
+	if (!topo && load_model(sp, step, &topo, why, sizeof(why)) < 0) {
 		rdzv_err(err, errlen, "topology: %s", why);
 		goto fail;
 	}
+	/* GPUs in the step, none in the topology: an export without I/O
+	 * (lstopo --no-io) or a container that cannot see the PCI bus, where
+	 * binding would silently do nothing. A node whose GPUs are another
+	 * vendor's (PCI devices, no NVIDIA one) simply has nothing to bind. */
+	if (rdzv_topo_gpu_count(topo) == 0 && rdzv_topo_pci_count(topo) == 0) {
+		rdzv_err(err, errlen, "the step has GPUs (%s) but the topology shows no PCI device "
+		         "(an export without I/O, or no access to the PCI bus)",
+		         step_gpus[0] ? step_gpus : bind.visible);
+		goto fail;
+	}
 	if (rdzv_affinity_cpulist(cpus, sizeof(cpus), err, errlen) < 0)
+		goto fail;
+	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
+	ireq.gres_conf = gres_conf_path(gres, sizeof(gres));
+	ireq.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
+	if (rdzv_identity_read(topo, &ireq, &bind.ident, err, errlen) < 0)
 		goto fail;
 	req.step_gpus = step_gpus;
 	req.visible = bind.have_visible ? bind.visible : NULL;
 	req.ntasks = step->local_ntasks;
 	req.hca_allow = rdzv_profile_hca_allow();
 	req.step_cpus = cpus;
+	req.ident = bind.ident;
 	if (rdzv_bind_compute(topo, &req, &bind.tab, err, errlen) < 0)
 		goto fail;
 	if (rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
 		bind.gpu_model[0] = '\0';
 	rv = 0;
 fail:
-	/* The table holds all the tasks need: the topology goes now, before
+	/* The table holds all the tasks need: the model goes now, before
 	 * slurmstepd forks the tasks. */
 	rdzv_topo_destroy(topo);
 	return rv;
@@ -155,18 +306,15 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 
 	bind.flags = 0;
 	bind.tab = NULL;
+	bind.ident = NULL;
 	bind.warning[0] = '\0';
 	bind.gpu_model[0] = '\0';
 	if (rdzv_bind_mode_parse(mode, &bind.flags, err, errlen) < 0)
 		return -1;
 	if (!bind.flags)
 		return 0;
-	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) < 0)
-		return rdzv_err(err, errlen, "SLURM_STEP_GPUS is too long");
-	bind.have_visible = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.visible,
-	                               sizeof(bind.visible)) > 0;
 	/* A step without GPUs: nothing to bind, and no topology to load. */
-	if (!gpus[0] && (!bind.have_visible || !bind.visible[0]))
+	if (!step_has_gpus(sp, gpus, sizeof(gpus)))
 		return 0;
 	if (compute_table(sp, step, gpus, err, errlen) < 0) {
 		if (rdzv.conf.strict)
@@ -175,9 +323,10 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 		slurm_verbose(RDZV_TAG ": binding: %s", bind.warning);
 		return 0;
 	}
-	slurm_verbose(RDZV_TAG ": binding: %zu GPUs, NCCL_IB_HCA%s%s", bind.tab->ngpus,
-	              bind.tab->nccl_ib_hca[0] ? "=" : " ",
-	              bind.tab->nccl_ib_hca[0] ? bind.tab->nccl_ib_hca : "unset");
+	slurm_verbose(RDZV_TAG ": binding: %zu GPUs, NCCL_IB_HCA%s%s; %s; identity %s%s",
+	              bind.tab->ngpus, bind.tab->nccl_ib_hca[0] ? "=" : " ",
+	              bind.tab->nccl_ib_hca[0] ? bind.tab->nccl_ib_hca : "unset", bind.model_note,
+	              bind.ident->positional ? "by position: " : "", bind.ident->why);
 	return 0;
 }
 
@@ -187,9 +336,18 @@ static void print_table(void)
 	char line[4 * RDZV_NICLIST_MAX + 1024]; /* node or row line: lists + text */
 	size_t i;
 
+	const char *dry = bind.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "";
+
+	fprintf(stderr, RDZV_TAG ": bind%s: %s\n", dry, bind.model_note);
+	fprintf(stderr, RDZV_TAG ": bind%s: identity: %s%s\n", dry,
+	        bind.ident->positional ? "by position: " : "", bind.ident->why);
+	for (i = 0; i < bind.tab->ngpus; i++)
+		if (rdzv_identity_format(bind.ident, (size_t)bind.tab->single[i].gpu, line,
+		                         sizeof(line)) == 0)
+			fprintf(stderr, RDZV_TAG ": bind%s: gpu %d %s: %s\n", dry, bind.tab->single[i].gpu,
+			        bind.tab->single[i].busid, line);
 	if (rdzv_bind_format_node(bind.tab, line, sizeof(line)) == 0)
-		fprintf(stderr, RDZV_TAG ": bind%s: %s\n",
-		        bind.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "", line);
+		fprintf(stderr, RDZV_TAG ": bind%s: %s\n", dry, line);
 	for (i = 0; i < bind.tab->nrows; i++)
 		if (rdzv_bind_format_row(bind.tab, i, line, sizeof(line)) == 0)
 			fprintf(stderr, RDZV_TAG ": bind%s: %s\n",
@@ -199,9 +357,12 @@ static void print_table(void)
 int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
                         struct rdzv_envset *env, char *err, size_t errlen)
 {
-	char visible[GPULIST_MAX];
+	char visible[GPULIST_MAX], why[RDZV_ERRLEN];
 	enum rdzv_cpu_outcome oc = RDZV_CPU_NOTHING;
-	int have, isolated = 0, first = t->local_rank == 0;
+	const struct rdzv_bind_row *row;
+	enum rdzv_task_row how;
+	int have, isolated = 0, first = t->local_rank == 0, per_task, cg[64];
+	size_t ncg = 0;
 
 	if (first && bind.warning[0])
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.warning);
@@ -209,31 +370,58 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 		return 0;
 	if (first && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		print_table();
+	else if (first && rdzv.verbose)
+		fprintf(stderr, RDZV_TAG ": bind: identity: %s%s; %s\n",
+		        bind.ident->positional ? "by position: " : "", bind.ident->why, bind.model_note);
 	/* The same on every node as a rule: said once, by the step's first task. */
 	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
 	if ((have = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible))) < 0)
 		return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES is too long");
-	if (rdzv_bind_fill(bind.tab, t->local_rank, bind.flags, have ? visible : NULL,
-	                   bind.have_visible ? bind.visible : NULL, env, &isolated, err,
-	                   errlen) < 0)
+	/* The row of the task's own GPUs: Slurm may have narrowed its list
+	 * (--gpus-per-task, --gpu-bind, --ntasks-per-gpu) before task_init. */
+	per_task = RENUMBERED_PER_TASK && have && strcmp(visible, bind.visible) != 0
+	           && in_step_device_cgroup();
+	/* A list renumbered for this task alone names no GPU; its devices
+	 * cgroup (v1) does, when Slurm constrained it. */
+	if (per_task && (ncg = rdzv_identity_cgroup_gpus(bind.ident, rdzv.conf.identity_root[0]
+	                                                 ? rdzv.conf.identity_root : NULL, cg,
+	                                                 sizeof(cg) / sizeof(cg[0]))) > 0)
+		row = rdzv_bind_task_row_gpus(bind.tab, t->local_rank, cg, ncg, &how, why, sizeof(why));
+	else
+		row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
+		                         per_task, &how, why, sizeof(why));
+	if (!row) {
+		if (how == RDZV_ROW_SKIP)
+			fprintf(stderr, RDZV_TAG ": warning: task %u: binding skipped: %s\n", t->rank, why);
+		return 0;
+	}
+	if (why[0] && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
+		fprintf(stderr, RDZV_TAG ": bind: task %u: %s\n", t->rank, why);
+	if (how == RDZV_ROW_OWN && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
+		fprintf(stderr, RDZV_TAG ": bind: task %u: its own CUDA_VISIBLE_DEVICES=%s: gpu %d %s, "
+		        "UCX_NET_DEVICES%s%s, cpus %s\n", t->rank, visible, row->gpu, row->busid,
+		        row->ucx[0] ? "=" : " ", row->ucx[0] ? row->ucx : "unset", row->cpus);
+	if (rdzv_bind_fill_row(bind.tab, row, bind.flags, have ? visible : NULL,
+	                       bind.have_visible ? bind.visible : NULL, env, &isolated, err,
+	                       errlen) < 0)
 		return -1;
 	if ((bind.flags & RDZV_BIND_ISOLATE) && !isolated && !(bind.flags & RDZV_BIND_DRYRUN)
-	    && bind.tab->rows[t->local_rank].gpu >= 0)
+	    && row->gpu >= 0)
 		fprintf(stderr, RDZV_TAG ": warning: task %u: CUDA_VISIBLE_DEVICES=%s was set for this "
 		        "task by Slurm (--gpu-bind) or a prolog: isolate left it\n", t->rank,
 		        have ? visible : "");
 	if (!(bind.flags & RDZV_BIND_CPU))
 		return 0;
-	if (rdzv_bind_apply_cpus(bind.tab, t->local_rank, !!(bind.flags & RDZV_BIND_DRYRUN), &oc,
-	                         err, errlen) < 0)
+	if (rdzv_bind_apply_row(bind.tab, row, !!(bind.flags & RDZV_BIND_DRYRUN), &oc, err,
+	                        errlen) < 0)
 		return -1;
 	/* Each task knows only its own affinity; node 0's tasks speak for all
 	 * (the verbosity of a per-task line multiplies by the node count). */
 	if (oc == RDZV_CPU_KEPT_FAR && step->node_id == 0)
 		fprintf(stderr, RDZV_TAG ": warning: task %u: Slurm bound it to CPUs none of which "
-		        "is local to its GPU %d (rdzv would use %s); kept\n", t->rank,
-		        bind.tab->rows[t->local_rank].gpu, bind.tab->rows[t->local_rank].cpus);
+		        "is local to its GPU %d (rdzv would use %s); kept\n", t->rank, row->gpu,
+		        row->cpus);
 	return 0;
 }
 
@@ -246,4 +434,8 @@ void rdzv_bind_exit(void)
 {
 	rdzv_bind_table_destroy(bind.tab);
 	bind.tab = NULL;
+	rdzv_identity_destroy(bind.ident);
+	bind.ident = NULL;
+	rdzv_topo_destroy(bind.topo);
+	bind.topo = NULL;
 }

@@ -16,6 +16,8 @@
 int rdzv_bind_option(const char *val, char *err, size_t errlen);
 /* srun/sbatch after options: refuse what can be refused early. */
 int rdzv_bind_local(spank_t sp, char *err, size_t errlen);
+/* slurmstepd, once per node, as root: the node model from root's cache. */
+int rdzv_bind_init_post_opt(spank_t sp);
 /* slurmstepd, once per node, as the user: load topology, compute the table. */
 int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen);
 /* slurmstepd, in task t before exec: add the task's row; may set affinity. */

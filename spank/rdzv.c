@@ -12,6 +12,7 @@
  * (a failing init in slurmstepd of a batch step would drain the node). */
 #include "config.h"
 #include "plugin.h"
+#include "hooks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
 		return rdzv_local_init_post_opt(sp);
+	case S_CTX_REMOTE:
+		/* As root: binding's node model cache (never fails the step). */
+		return rdzv_bind_init_post_opt(sp);
 	default:
 		return 0;
 	}

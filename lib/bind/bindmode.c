@@ -67,13 +67,20 @@ int rdzv_bind_fill(const struct rdzv_bind_table *tab, size_t i, unsigned flags,
                    const char *task_visible, const char *step_visible,
                    struct rdzv_envset *env, int *isolated, char *err, size_t errlen)
 {
-	const struct rdzv_bind_row *r;
-	const char *origin = "binding";
-
 	*isolated = 0;
 	if (i >= tab->nrows)
 		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
-	r = &tab->rows[i];
+	return rdzv_bind_fill_row(tab, &tab->rows[i], flags, task_visible, step_visible, env,
+	                          isolated, err, errlen);
+}
+
+int rdzv_bind_fill_row(const struct rdzv_bind_table *tab, const struct rdzv_bind_row *r,
+                       unsigned flags, const char *task_visible, const char *step_visible,
+                       struct rdzv_envset *env, int *isolated, char *err, size_t errlen)
+{
+	const char *origin = "binding";
+
+	*isolated = 0;
 	if (r->gpu < 0 || (flags & RDZV_BIND_DRYRUN))
 		return 0;
 	if (flags & RDZV_BIND_GPU) {

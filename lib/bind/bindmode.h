@@ -41,4 +41,9 @@ int rdzv_bind_fill(const struct rdzv_bind_table *tab, size_t i, unsigned flags,
                    const char *task_visible, const char *step_visible,
                    struct rdzv_envset *env, int *isolated, char *err, size_t errlen);
 
+/* The same for a row chosen by rdzv_bind_task_row. */
+int rdzv_bind_fill_row(const struct rdzv_bind_table *tab, const struct rdzv_bind_row *r,
+                       unsigned flags, const char *task_visible, const char *step_visible,
+                       struct rdzv_envset *env, int *isolated, char *err, size_t errlen);
+
 #endif

@@ -1,27 +1,19 @@
 /* bindtable.c: the binding table of one step on one node (see topo.h for
- * the rules, doc/binding.md for why), and the per-task CPU binding. */
+ * the rules, doc/binding.md for why). Pure computation on the node model:
+ * no system call; bindapply.c applies a row to the calling process. */
 #define _GNU_SOURCE
 #include "config.h"
 #include "topo-priv.h"
 #include "hcalist.h"
+#include "identity.h"
+#include "cpumask.h"
 #include "util.h"
 
-#include <errno.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Masks cover at least this many CPUs so that sched_getaffinity accepts
- * them on any kernel (it refuses a mask shorter than nr_cpu_ids; Debian
- * builds with NR_CPUS=8192). */
-#define MASK_CPUS_MIN 8192
-
-struct rdzv_cpumask {
-	size_t size; /* bytes, as CPU_*_S take it */
-	cpu_set_t *set;
-};
 
 /* Everything compute() needs while it works; freed at the end. */
 struct work {
@@ -78,6 +70,12 @@ void rdzv_bind_table_destroy(struct rdzv_bind_table *tab)
 		cpumask_destroy(tab->rows[i].gpu_mask);
 	}
 	free(tab->rows);
+	for (i = 0; tab->single && i < tab->ngpus; i++) {
+		cpumask_destroy(tab->single[i].mask);
+		cpumask_destroy(tab->single[i].gpu_mask);
+	}
+	free(tab->single);
+	free(tab->token);
 	cpumask_destroy(tab->step_mask);
 	free(tab);
 }
@@ -169,19 +167,42 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 	for (k = 0; k < n; k++) {
 		uint64_t v;
 		const char *tok = idtok ? idtok[k] : w->token[k];
+		int g;
 
-		if (rdzv_parse_u64(tok, 0, 65535, &v) < 0) {
+		/* A UUID (Slurm 25.11+ with env_uuid, MIG): through /proc's GPU
+		 * UUIDs, only when it is the list of ids (no SLURM_STEP_GPUS). */
+		if (!idtok && rdzv_is_uuid(tok)) {
+			if ((g = rdzv_identity_uuid(req->ident, tok)) < 0) {
+				rdzv_err(err, errlen, "%s=%s: '%s' is not a GPU of this node's "
+				         "/proc/driver/nvidia (a UUID can be placed only through it)",
+				         what, ids, tok);
+				goto fail;
+			}
+			w->gpu[k] = g;
+		} else if (rdzv_parse_u64(tok, 0, 65535, &v) < 0) {
 			rdzv_err(err, errlen, "%s=%s: '%s' is not a GPU index", what, ids, tok);
 			goto fail;
-		}
-		if (v >= w->t->ngpus) {
+		} else if (req->ident && !req->ident->positional) {
+			/* Slurm's number v is its v-th gres device, not a PCI position. */
+			if ((g = rdzv_identity_gpu(req->ident, v)) < 0) {
+				rdzv_err(err, errlen, "%s=%s: GPU %s is not one of the %zu GPUs of this "
+				         "node's gres.conf", what, ids, tok, req->ident->n);
+				goto fail;
+			}
+			w->gpu[k] = g;
+		} else if (v >= w->t->ngpus) {
 			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu CUDA "
 			         "GPU%s", what, ids, tok, w->t->ngpus, w->t->ngpus == 1 ? "" : "s");
 			goto fail;
+		} else {
+			w->gpu[k] = (int)v;
 		}
-		w->gpu[k] = (int)v;
+		/* The same entry twice is an error; two entries on one GPU are
+		 * MIG instances of it (gres.conf MultipleFiles=/dev/nvidiaN,...),
+		 * which share their parent's NICs and cores. */
 		for (k2 = 0; k2 < k; k2++)
-			if (w->gpu[k2] == w->gpu[k]) {
+			if (strcmp(idtok ? idtok[k2] : w->token[k2], tok) == 0
+			    || (w->gpu[k2] == w->gpu[k] && (!req->ident || req->ident->positional))) {
 				rdzv_err(err, errlen, "%s=%s: GPU %s listed twice", what, ids, tok);
 				goto fail;
 			}
@@ -286,9 +307,11 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 		return rdzv_err(err, errlen, "out of memory");
 	if (req->step_cpus) {
 		if (hwloc_bitmap_list_sscanf(w->step, req->step_cpus) < 0
-		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0)
+		    || hwloc_bitmap_iszero(w->step) || hwloc_bitmap_weight(w->step) < 0
+		    || hwloc_bitmap_first(w->step) < 0 || hwloc_bitmap_last(w->step) < 0
+		    || hwloc_bitmap_last(w->step) > (1 << 20))
 			return rdzv_err(err, errlen, "bad CPU list '%s'", req->step_cpus);
-	} else if (hwloc_bitmap_copy(w->step, hwloc_topology_get_allowed_cpuset(w->t->topo)) < 0) {
+	} else if (hwloc_bitmap_copy(w->step, w->t->allowed) < 0) {
 		return rdzv_err(err, errlen, "out of memory");
 	}
 	if (!(w->local = calloc(w->ngpus ? w->ngpus : 1, sizeof(*w->local))))
@@ -305,28 +328,30 @@ static int step_cpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 }
 
 /* The CPUs of `set` grouped by core (a PU the topology does not know is a
- * unit of its own), in order of each core's first CPU. */
-static int units_of(hwloc_topology_t topo, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
+ * unit of its own), in order of each unit's first CPU. */
+static int units_of(const struct rdzv_topo *t, hwloc_const_bitmap_t set, hwloc_bitmap_t **out,
                     size_t *nout)
 {
 	int w = hwloc_bitmap_weight(set), b;
 	hwloc_bitmap_t *u = calloc(w > 0 ? (size_t)w : 1, sizeof(*u));
-	hwloc_obj_t *core = calloc(w > 0 ? (size_t)w : 1, sizeof(*core));
-	size_t n = 0, i;
+	long *core = calloc(w > 0 ? (size_t)w : 1, sizeof(*core));
+	size_t n = 0, i, c;
 	int rv = -1;
 
 	if (!u || !core)
 		goto fail;
 	hwloc_bitmap_foreach_begin(b, set) {
-		hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)b);
-		hwloc_obj_t c = pu ? hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu) : NULL;
+		long cid = -1;
 
-		for (i = 0; c && i < n && core[i] != c; i++)
+		for (c = 0; c < t->ncores && cid < 0; c++)
+			if (hwloc_bitmap_isset(t->cores[c], (unsigned)b))
+				cid = (long)c;
+		for (i = 0; cid >= 0 && i < n && core[i] != cid; i++)
 			;
-		if (!c || i == n) {
+		if (cid < 0 || i == n) {
 			if (!(u[n] = hwloc_bitmap_alloc()))
 				goto fail;
-			core[n] = c;
+			core[n] = cid;
 			i = n++;
 		}
 		hwloc_bitmap_set(u[i], (unsigned)b);
@@ -345,7 +370,7 @@ fail:
 
 /* Task j of the m tasks whose CPUs are `set`: whole cores when there are
  * enough, else single CPUs, else CPU j mod count. */
-static int split_cpus(hwloc_topology_t topo, hwloc_const_bitmap_t set, size_t j, size_t m,
+static int split_cpus(const struct rdzv_topo *topo, hwloc_const_bitmap_t set, size_t j, size_t m,
                       hwloc_bitmap_t out)
 {
 	hwloc_bitmap_t *u = NULL;
@@ -403,6 +428,8 @@ static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
 	size_t nn = t->nnics, lo, hi, k, j;
 
 	gpu_block(i, w->tab->nrows, w->ngpus, &lo, &hi);
+	r->lo = lo;
+	r->hi = hi;
 	r->gpu = w->gpu[lo];
 	r->ngpus = hi - lo;
 	r->ordinal = (unsigned)lo;
@@ -470,7 +497,7 @@ static int fill_rows(struct work *w, char *err, size_t errlen)
 				pos += i2 < i;
 				m++;
 			}
-		if (split_cpus(w->t->topo, w->rowcpus[i], pos, m, cpus) < 0) {
+		if (split_cpus(w->t, w->rowcpus[i], pos, m, cpus) < 0) {
 			rdzv_err(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -492,6 +519,46 @@ fail:
 	return rv;
 }
 
+/* Row k of tab->single: step GPU k alone, its NICs, all its CPUs in the step. */
+static int single_rows(struct work *w, char *err, size_t errlen)
+{
+	const struct rdzv_topo *t = w->t;
+	size_t k, j, nn = t->nnics;
+
+	if (!w->ngpus)
+		return 0;
+	if (!(w->tab->single = calloc(w->ngpus, sizeof(*w->tab->single))))
+		return rdzv_err(err, errlen, "out of memory");
+	for (k = 0; k < w->ngpus; k++) {
+		struct rdzv_bind_row *r = &w->tab->single[k];
+		hwloc_const_bitmap_t cpus = w->local[k];
+
+		r->gpu = w->gpu[k];
+		r->ngpus = 1;
+		r->lo = k;
+		r->hi = k + 1;
+		r->ordinal = (unsigned)k;
+		snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
+		snprintf(r->visible, sizeof(r->visible), "%s", w->token[k]);
+		r->near = w->best ? w->best[k] : RDZV_NEAR_SYSTEM;
+		for (j = 0; w->chosen && j < nn; j++)
+			if (w->chosen[k * nn + j]
+			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
+				return rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
+		if (hwloc_bitmap_iszero(cpus)) {
+			cpus = w->step;
+			r->cpus_far = 1;
+		}
+		if (hwloc_bitmap_list_snprintf(r->cpus, sizeof(r->cpus), cpus) >= (int)sizeof(r->cpus))
+			return rdzv_err(err, errlen, "CPU list of GPU %d too long", r->gpu);
+		r->mask = cpumask_from(cpus, w->maskcpus);
+		r->gpu_mask = cpumask_from(w->local[k], w->maskcpus);
+		if (!r->mask || !r->gpu_mask)
+			return rdzv_err(err, errlen, "out of memory");
+	}
+	return 0;
+}
+
 int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req,
                       struct rdzv_bind_table **out, char *err, size_t errlen)
 {
@@ -511,6 +578,10 @@ int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req
 	    || choose_nics(&w, req, err, errlen) < 0 || fill_rows(&w, err, errlen) < 0)
 		goto fail;
 	w.tab->ngpus = w.ngpus;
+	if (single_rows(&w, err, errlen) < 0)
+		goto fail;
+	w.tab->token = w.token;
+	w.token = NULL;
 	if (hwloc_bitmap_list_snprintf(w.tab->step_cpus, sizeof(w.tab->step_cpus), w.step)
 	    >= (int)sizeof(w.tab->step_cpus)) {
 		rdzv_err(err, errlen, "the step's CPU list is too long");
@@ -531,6 +602,195 @@ fail:
 	rdzv_bind_table_destroy(w.tab);
 	work_clear(&w);
 	return rv;
+}
+
+/* Step position of one entry of a task's CUDA_VISIBLE_DEVICES, or -1. */
+static long task_entry(const struct rdzv_bind_table *tab, const char *e,
+                       const struct rdzv_identity *ident, int renumbered)
+{
+	uint64_t v;
+	size_t k;
+	int g;
+
+	for (k = 0; k < tab->ngpus; k++)
+		if (strcmp(tab->token[k], e) == 0 && !renumbered)
+			return (long)k;
+	if (rdzv_is_uuid(e)) {
+		if ((g = rdzv_identity_uuid(ident, e)) < 0)
+			return -1;
+		for (k = 0; k < tab->ngpus; k++)
+			if (tab->single[k].gpu == g)
+				return (long)k;
+		return -1;
+	}
+	/* Renumbered (ConstrainDevices, Slurm 23.02+): Slurm's local index of a
+	 * device is its position among the step's devices (gres_common.c:
+	 * common_gres_set_env counts local_inx over the step's allocation). */
+	if (renumbered && rdzv_parse_u64(e, 0, 65535, &v) == 0 && v < tab->ngpus)
+		return (long)v;
+	return -1;
+}
+
+/* Is the step's list renumbered 0..n-1 (ConstrainDevices)? Then numbers
+ * are positions, not Slurm's GPU numbers. */
+static int step_renumbered(const struct rdzv_bind_table *tab)
+{
+	size_t k;
+	char want[24];
+
+	for (k = 0; k < tab->ngpus; k++) {
+		snprintf(want, sizeof(want), "%zu", k);
+		if (strcmp(tab->token[k], want) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The row (in local-rank order) whose GPUs are exactly want[]: task i's
+ * own when it matches, else the n-th such row for the n-th task; else the
+ * first wanted GPU's single row. */
+static const struct rdzv_bind_row *pick_row(const struct rdzv_bind_table *tab, size_t i,
+                                            const unsigned char *want, size_t ne,
+                                            enum rdzv_task_row *how, char *why, size_t whylen)
+{
+	const struct rdzv_bind_row *row = NULL;
+	size_t r, k, same = 0, nth = 0;
+
+	*how = RDZV_ROW_OWN;
+	for (r = 0; r < tab->nrows; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match) {
+			if (r == i)
+				return &tab->rows[i];
+			same++;
+		}
+	}
+	for (r = 0; r < tab->nrows && !row; r++) {
+		int match = tab->rows[r].gpu >= 0;
+
+		for (k = 0; match && k < tab->ngpus; k++)
+			match = want[k] == (k >= tab->rows[r].lo && k < tab->rows[r].hi);
+		if (match && nth++ == i % (same ? same : 1))
+			row = &tab->rows[r];
+	}
+	if (!row) {
+		for (k = 0; k < tab->ngpus && !want[k]; k++)
+			;
+		if (k == tab->ngpus)
+			return NULL;
+		row = &tab->single[k];
+		if (ne > 1)
+			snprintf(why, whylen, "the task's %zu GPUs are no row of the table: it gets the "
+			         "NICs and CPUs of the first, GPU %d", ne, row->gpu);
+	}
+	return row;
+}
+
+const struct rdzv_bind_row *rdzv_bind_task_row_gpus(const struct rdzv_bind_table *tab, size_t i,
+                                                    const int *gpus, size_t n,
+                                                    enum rdzv_task_row *how, char *why,
+                                                    size_t whylen)
+{
+	unsigned char *want;
+	const struct rdzv_bind_row *row = NULL;
+	size_t j, k, found = 0;
+
+	*how = RDZV_ROW_SKIP;
+	if (whylen)
+		why[0] = '\0';
+	if (i >= tab->nrows || !tab->ngpus || !(want = calloc(tab->ngpus, 1)))
+		return NULL;
+	for (j = 0; j < n; j++)
+		for (k = 0; k < tab->ngpus; k++)
+			if (tab->single[k].gpu == gpus[j] && !want[k]) {
+				want[k] = 1;
+				found++;
+			}
+	if (found)
+		row = pick_row(tab, i, want, found, how, why, whylen);
+	else
+		snprintf(why, whylen, "none of the task's %zu GPUs is the step's", n);
+	if (!row)
+		*how = RDZV_ROW_SKIP;
+	free(want);
+	return row;
+}
+
+const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab, size_t i,
+                                               const char *task_visible,
+                                               const struct rdzv_identity *ident,
+                                               int renumbered_per_task,
+                                               enum rdzv_task_row *how, char *why,
+                                               size_t whylen)
+{
+	char (*e)[RDZV_TOKEN_MAX] = NULL;
+	unsigned char *want = NULL;
+	const struct rdzv_bind_row *row = NULL;
+	size_t ne = 0, k, j;
+	int renumbered;
+	char err[128];
+
+	*how = RDZV_ROW_RANK;
+	if (whylen)
+		why[0] = '\0';
+	if (i >= tab->nrows)
+		return NULL;
+	if (tab->rows[i].gpu < 0 || !task_visible || !*task_visible)
+		return &tab->rows[i];
+	/* The step's own list: rows follow the local rank. */
+	if (strcmp(task_visible, tab->rows[i].visible) == 0 && tab->rows[i].hi - tab->rows[i].lo
+	    == tab->ngpus)
+		return &tab->rows[i];
+	if (split_list(task_visible, "CUDA_VISIBLE_DEVICES", &e, &ne, err, sizeof(err)) < 0) {
+		*how = RDZV_ROW_SKIP;
+		snprintf(why, whylen, "%s", err);
+		return NULL;
+	}
+	{
+		/* Is the task's list the step's whole list? */
+		size_t all = ne == tab->ngpus;
+
+		for (k = 0; all && k < ne; k++)
+			all = strcmp(e[k], tab->token[k]) == 0;
+		if (all) {
+			free(e);
+			return &tab->rows[i];
+		}
+	}
+	renumbered = step_renumbered(tab);
+	if (renumbered && renumbered_per_task) {
+		*how = RDZV_ROW_RANK_NOTE;
+		snprintf(why, whylen, "CUDA_VISIBLE_DEVICES=%.64s is numbered from 0 for this task "
+		         "alone (ConstrainDevices): it names no GPU of the step's list; the row of "
+		         "local rank %zu is used", task_visible, i);
+		row = &tab->rows[i];
+		goto done;
+	}
+	if (!(want = calloc(tab->ngpus, 1))) {
+		*how = RDZV_ROW_SKIP;
+		snprintf(why, whylen, "out of memory");
+		goto done;
+	}
+	for (j = 0; j < ne; j++) {
+		long p = task_entry(tab, e[j], ident, renumbered);
+
+		if (p < 0) {
+			*how = RDZV_ROW_SKIP;
+			snprintf(why, whylen, "CUDA_VISIBLE_DEVICES entry '%.64s' is not one of the step's "
+			         "GPUs%s: no binding for this task", e[j],
+			         rdzv_is_uuid(e[j]) ? " and its UUID is not in /proc/driver/nvidia" : "");
+			goto done;
+		}
+		want[p] = 1;
+	}
+	row = pick_row(tab, i, want, ne, how, why, whylen);
+done:
+	free(e);
+	free(want);
+	return row;
 }
 
 int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len)
@@ -563,93 +823,4 @@ int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf,
 		             r->ucx[0] ? ")" : "", r->cpus,
 		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");
 	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
-                         enum rdzv_cpu_outcome *out, char *err, size_t errlen)
-{
-	const struct rdzv_bind_row *r;
-	const struct rdzv_cpumask *step = tab->step_mask;
-	cpu_set_t *cur = NULL, *both = NULL;
-	int rv = -1;
-
-	*out = RDZV_CPU_NOTHING;
-	if (i >= tab->nrows)
-		return rdzv_err(err, errlen, "task %zu has no row (%zu tasks)", i, tab->nrows);
-	r = &tab->rows[i];
-	if (!r->mask)
-		return 0;
-	cur = CPU_ALLOC(step->size * 8);
-	both = CPU_ALLOC(step->size * 8);
-	if (!cur || !both) {
-		rdzv_err(err, errlen, "out of memory");
-		goto fail;
-	}
-	if (sched_getaffinity(0, step->size, cur) < 0) {
-		rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
-		goto fail;
-	}
-	/* Narrower than the step: Slurm's task/affinity (it runs before
-	 * SPANK's task_init), a cgroup or the user bound it. Keep that. */
-	if (!CPU_EQUAL_S(step->size, cur, step->set)) {
-		CPU_AND_S(step->size, both, cur, r->gpu_mask->set);
-		*out = CPU_COUNT_S(step->size, both) ? RDZV_CPU_KEPT : RDZV_CPU_KEPT_FAR;
-		rv = 0;
-		goto fail;
-	}
-	if (!dry_run && sched_setaffinity(0, r->mask->size, r->mask->set) < 0) {
-		rdzv_err(err, errlen, "sched_setaffinity(%s): %s", r->cpus, strerror(errno));
-		goto fail;
-	}
-	*out = RDZV_CPU_BOUND;
-	rv = 0;
-fail:
-	if (cur)
-		CPU_FREE(cur);
-	if (both)
-		CPU_FREE(both);
-	return rv;
-}
-
-int rdzv_affinity_cpulist(char *buf, size_t len, char *err, size_t errlen)
-{
-	hwloc_bitmap_t b = NULL;
-	cpu_set_t *set = NULL;
-	size_t ncpus = MASK_CPUS_MIN, size = 0, c;
-	int rv = -1;
-
-	/* Grow until the kernel accepts the size (above nr_cpu_ids). */
-	for (;;) {
-		if (!(set = CPU_ALLOC(ncpus))) {
-			rdzv_err(err, errlen, "out of memory");
-			goto fail;
-		}
-		size = CPU_ALLOC_SIZE(ncpus);
-		if (sched_getaffinity(0, size, set) == 0)
-			break;
-		CPU_FREE(set);
-		set = NULL;
-		if (errno != EINVAL || ncpus >= (1u << 20)) {
-			rdzv_err(err, errlen, "sched_getaffinity: %s", strerror(errno));
-			goto fail;
-		}
-		ncpus *= 2;
-	}
-	if (!(b = hwloc_bitmap_alloc())) {
-		rdzv_err(err, errlen, "out of memory");
-		goto fail;
-	}
-	for (c = 0; c < ncpus; c++)
-		if (CPU_ISSET_S(c, size, set))
-			hwloc_bitmap_set(b, (unsigned)c);
-	if (hwloc_bitmap_list_snprintf(buf, len, b) >= (int)len) {
-		rdzv_err(err, errlen, "CPU list too long");
-		goto fail;
-	}
-	rv = 0;
-fail:
-	if (set)
-		CPU_FREE(set);
-	hwloc_bitmap_free(b);
-	return rv;
 }

@@ -60,19 +60,25 @@ static int cmp_pci(hwloc_obj_t a, hwloc_obj_t b)
 	return 0;
 }
 
-static int cmp_gpu(const void *a, const void *b)
+/* While loading: the hwloc objects behind the model's entries. */
+struct found_nic {
+	hwloc_obj_t pci, osdev;
+	int port, state;
+};
+
+static int cmp_gpu_obj(const void *a, const void *b)
 {
-	return cmp_pci(((const struct rdzv_topo_gpu *)a)->pci, ((const struct rdzv_topo_gpu *)b)->pci);
+	return cmp_pci(*(hwloc_obj_t const *)a, *(hwloc_obj_t const *)b);
 }
 
 static int cmp_nic(const void *a, const void *b)
 {
-	const struct rdzv_topo_nic *x = a, *y = b;
+	const struct found_nic *x = a, *y = b;
 	int c = cmp_pci(x->pci, y->pci);
 
 	if (c)
 		return c;
-	if ((c = strcmp(x->name, y->name)))
+	if ((c = strcmp(x->osdev->name, y->osdev->name)))
 		return c;
 	return x->port - y->port;
 }
@@ -82,26 +88,6 @@ static int is_cuda_gpu(hwloc_obj_t pci)
 	return pci->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA
 	       && (pci->attr->pcidev.class_id == PCI_CLASS_VGA
 	           || pci->attr->pcidev.class_id == PCI_CLASS_3D);
-}
-
-static int find_gpus(struct rdzv_topo *t, char *err, size_t errlen)
-{
-	hwloc_obj_t o = NULL;
-	size_t n = 0;
-
-	while ((o = hwloc_get_next_pcidev(t->topo, o)))
-		n += is_cuda_gpu(o);
-	if (n && !(t->gpus = calloc(n, sizeof(*t->gpus))))
-		return rdzv_err(err, errlen, "out of memory");
-	while ((o = hwloc_get_next_pcidev(t->topo, o)))
-		if (is_cuda_gpu(o)) {
-			t->gpus[t->ngpus].pci = o;
-			format_busid(o, t->gpus[t->ngpus].busid, sizeof(t->gpus[0].busid));
-			t->ngpus++;
-		}
-	if (t->ngpus)
-		qsort(t->gpus, t->ngpus, sizeof(*t->gpus), cmp_gpu);
-	return 0;
 }
 
 /* The PCI function an OS device hangs from, or NULL. */
@@ -141,45 +127,187 @@ static size_t ports_of(hwloc_obj_t os, int *ports, int *states)
 
 static int is_rdma(hwloc_obj_t os)
 {
-	return os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && pci_parent(os) && os->name;
+	return os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && pci_parent(os) && os->name
+	       && strlen(os->name) < RDZV_TOKEN_MAX;
 }
 
-static int find_nics(struct rdzv_topo *t, char *err, size_t errlen)
+static hwloc_obj_t package_of(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_PACKAGE ? o
+	                                     : hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, o);
+}
+
+/* hwloc_get_common_ancestor_obj() compares depths, which I/O objects do
+ * not have in the usual sense (they all sit at special negative depths):
+ * walk the parent chains instead. */
+static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
+{
+	hwloc_obj_t x, y;
+
+	for (x = a; x; x = x->parent)
+		for (y = b; y; y = y->parent)
+			if (x == y)
+				return x;
+	return NULL;
+}
+
+static enum rdzv_near near_of(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b)
+{
+	hwloc_obj_t common = common_ancestor(a, b);
+	hwloc_obj_t la, lb, pa, pb;
+
+	/* A PCI-PCI bridge above both is a switch (or a root port shared by
+	 * both, which is as near); a host bridge alone is the next level
+	 * (p4d's VMs show no switch, only GPU and EFA under one host bridge). */
+	if (!common)
+		return RDZV_NEAR_SYSTEM;
+	if (common->type == HWLOC_OBJ_BRIDGE)
+		return common->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI
+		       ? RDZV_NEAR_SWITCH : RDZV_NEAR_HOSTBRIDGE;
+	if (common->type == HWLOC_OBJ_PCI_DEVICE)
+		return RDZV_NEAR_SWITCH;
+	la = hwloc_get_non_io_ancestor_obj(topo, a);
+	lb = hwloc_get_non_io_ancestor_obj(topo, b);
+	/* hwloc attaches I/O to the object whose CPUs are the device's local
+	 * CPUs. Both attached where exactly one and the same NUMA node is: same
+	 * NUMA locality. Attached higher (a package of an SNC/NPS machine, the
+	 * whole machine), the topology does not say which node: not NUMA. */
+	if (la->nodeset && lb->nodeset && hwloc_bitmap_weight(la->nodeset) == 1
+	    && hwloc_bitmap_isequal(la->nodeset, lb->nodeset))
+		return RDZV_NEAR_NUMA;
+	pa = package_of(topo, la);
+	pb = package_of(topo, lb);
+	if (pa && pa == pb)
+		return RDZV_NEAR_PACKAGE;
+	return RDZV_NEAR_SYSTEM;
+}
+
+static const char *gpu_model_of(hwloc_obj_t pci)
+{
+	hwloc_obj_t os;
+	const char *model = NULL;
+
+	for (os = pci->io_first_child; os && !model; os = os->next_sibling)
+		if (os->type == HWLOC_OBJ_OS_DEVICE)
+			model = hwloc_obj_get_info_by_name(os, "GPUModel");
+	if (!model)
+		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
+	return model ? model : "";
+}
+
+struct rdzv_topo *rdzv_topo_alloc(size_t ngpus, size_t nnics, size_t ncores)
+{
+	struct rdzv_topo *t = calloc(1, sizeof(*t));
+	size_t i;
+
+	if (!t)
+		return NULL;
+	t->ngpus = ngpus;
+	t->nnics = nnics;
+	t->ncores = ncores;
+	if ((ngpus && !(t->gpus = calloc(ngpus, sizeof(*t->gpus))))
+	    || (nnics && !(t->nics = calloc(nnics, sizeof(*t->nics))))
+	    || (ngpus && nnics && !(t->near = calloc(ngpus * nnics, 1)))
+	    || (ncores && !(t->cores = calloc(ncores, sizeof(*t->cores))))
+	    || !(t->allowed = hwloc_bitmap_alloc()))
+		goto fail;
+	for (i = 0; i < ngpus; i++)
+		if (!(t->gpus[i].cpus = hwloc_bitmap_alloc()))
+			goto fail;
+	for (i = 0; i < ncores; i++)
+		if (!(t->cores[i] = hwloc_bitmap_alloc()))
+			goto fail;
+	return t;
+fail:
+	rdzv_topo_destroy(t);
+	return NULL;
+}
+
+/* Copy what binding needs out of the loaded hwloc tree. */
+static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, size_t errlen)
 {
 	int ports[PORTS_MAX], states[PORTS_MAX];
-	hwloc_obj_t o = NULL;
-	size_t n = 0, i;
+	hwloc_obj_t o = NULL, *gpus = NULL;
+	struct found_nic *nics = NULL;
+	struct rdzv_topo *t = NULL;
+	size_t ng = 0, nn = 0, nc, i, j, npci = 0;
+	int rv = -1;
 
-	while ((o = hwloc_get_next_osdev(t->topo, o)))
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
+		ng += is_cuda_gpu(o);
+		npci++;
+	}
+	while ((o = hwloc_get_next_osdev(topo, o)))
 		if (is_rdma(o))
-			n += ports_of(o, ports, states);
-	if (n && !(t->nics = calloc(n, sizeof(*t->nics))))
-		return rdzv_err(err, errlen, "out of memory");
-	while ((o = hwloc_get_next_osdev(t->topo, o))) {
+			nn += ports_of(o, ports, states);
+	nc = (size_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+	if ((ng && !(gpus = calloc(ng, sizeof(*gpus)))) || (nn && !(nics = calloc(nn, sizeof(*nics))))
+	    || !(t = rdzv_topo_alloc(ng, nn, nc))) {
+		rdzv_err(err, errlen, "out of memory");
+		goto fail;
+	}
+	t->npci = npci;
+	ng = nn = 0;
+	while ((o = hwloc_get_next_pcidev(topo, o)))
+		if (is_cuda_gpu(o))
+			gpus[ng++] = o;
+	while ((o = hwloc_get_next_osdev(topo, o))) {
 		size_t np;
 
 		if (!is_rdma(o))
 			continue;
 		np = ports_of(o, ports, states);
-		for (i = 0; i < np; i++) {
-			struct rdzv_topo_nic *nic = &t->nics[t->nnics++];
-
-			nic->osdev = o;
-			nic->pci = pci_parent(o);
-			nic->name = o->name;
-			nic->port = ports[i];
-			nic->state = states[i];
-			format_busid(nic->pci, nic->busid, sizeof(nic->busid));
+		for (i = 0; i < np; i++, nn++) {
+			nics[nn].osdev = o;
+			nics[nn].pci = pci_parent(o);
+			nics[nn].port = ports[i];
+			nics[nn].state = states[i];
 		}
 	}
-	if (t->nnics)
-		qsort(t->nics, t->nnics, sizeof(*t->nics), cmp_nic);
-	return 0;
+	if (ng)
+		qsort(gpus, ng, sizeof(*gpus), cmp_gpu_obj);
+	if (nn)
+		qsort(nics, nn, sizeof(*nics), cmp_nic);
+	for (i = 0; i < ng; i++) {
+		struct rdzv_topo_gpu *g = &t->gpus[i];
+
+		format_busid(gpus[i], g->busid, sizeof(g->busid));
+		g->vendor = gpus[i]->attr->pcidev.vendor_id;
+		g->device = gpus[i]->attr->pcidev.device_id;
+		snprintf(g->model, sizeof(g->model), "%s", gpu_model_of(gpus[i]));
+		if (hwloc_bitmap_copy(g->cpus, hwloc_get_non_io_ancestor_obj(topo, gpus[i])->cpuset) < 0)
+			goto oom;
+		for (j = 0; j < nn; j++)
+			t->near[i * nn + j] = (unsigned char)near_of(topo, gpus[i], nics[j].pci);
+	}
+	for (j = 0; j < nn; j++) {
+		format_busid(nics[j].pci, t->nics[j].busid, sizeof(t->nics[j].busid));
+		snprintf(t->nics[j].name, sizeof(t->nics[j].name), "%s", nics[j].osdev->name);
+		t->nics[j].port = nics[j].port;
+		t->nics[j].state = nics[j].state;
+	}
+	for (i = 0; i < nc; i++)
+		if (hwloc_bitmap_copy(t->cores[i],
+		                      hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i)->cpuset) < 0)
+			goto oom;
+	if (hwloc_bitmap_copy(t->allowed, hwloc_topology_get_allowed_cpuset(topo)) < 0)
+		goto oom;
+	*out = t;
+	t = NULL;
+	rv = 0;
+	goto fail;
+oom:
+	rdzv_err(err, errlen, "out of memory");
+fail:
+	free(gpus);
+	free(nics);
+	rdzv_topo_destroy(t);
+	return rv;
 }
 
 int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t errlen)
 {
-	struct rdzv_topo *t = NULL;
+	hwloc_topology_t topo = NULL;
 	unsigned runtime = hwloc_get_api_version();
 	size_t i;
 	int rv = -1;
@@ -190,25 +318,20 @@ int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t er
 		return rdzv_err(err, errlen, "hwloc library is %u.%u, built against %u.%u: rebuild",
 		                runtime >> 16, (runtime >> 8) & 0xff, HWLOC_API_VERSION >> 16,
 		                (HWLOC_API_VERSION >> 8) & 0xff);
-	if (!(t = calloc(1, sizeof(*t))))
-		return rdzv_err(err, errlen, "out of memory");
-	if (hwloc_topology_init(&t->topo) < 0) {
-		rdzv_err(err, errlen, "hwloc_topology_init failed");
-		free(t);
-		return -1;
-	}
+	if (hwloc_topology_init(&topo) < 0)
+		return rdzv_err(err, errlen, "hwloc_topology_init failed");
 	/* Important I/O: GPUs, NICs and the bridges above them, not every PCI
 	 * function (much faster, and all the tree that nearness needs). */
-	hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (xml) {
-		if (hwloc_topology_set_xml(t->topo, xml) < 0) {
+		if (hwloc_topology_set_xml(topo, xml) < 0) {
 			rdzv_err(err, errlen, "cannot read topology %s: %m", xml);
 			goto fail;
 		}
 	} else {
 #if HWLOC_API_VERSION >= 0x00020100
 		for (i = 0; i < sizeof(skipped_components) / sizeof(skipped_components[0]); i++)
-			hwloc_topology_set_components(t->topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+			hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
 			                              skipped_components[i]);
 #else
 		/* hwloc 2.0 has no per-topology blacklist: HWLOC_COMPONENTS=-gl,...
@@ -216,34 +339,45 @@ int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t er
 		(void)i;
 #endif
 	}
-	if (hwloc_topology_load(t->topo) < 0) {
+	if (hwloc_topology_load(topo) < 0) {
 		rdzv_err(err, errlen, "cannot load topology %s: %m", xml ? xml : "(live)");
 		goto fail;
 	}
-	if (find_gpus(t, err, errlen) < 0 || find_nics(t, err, errlen) < 0)
+	if (extract(topo, out, err, errlen) < 0)
 		goto fail;
-	*out = t;
-	t = NULL;
 	rv = 0;
 fail:
-	rdzv_topo_destroy(t);
+	/* The model holds all binding needs: the tree goes now. */
+	hwloc_topology_destroy(topo);
 	return rv;
 }
 
 void rdzv_topo_destroy(struct rdzv_topo *t)
 {
+	size_t i;
+
 	if (!t)
 		return;
+	for (i = 0; t->gpus && i < t->ngpus; i++)
+		hwloc_bitmap_free(t->gpus[i].cpus);
+	for (i = 0; t->cores && i < t->ncores; i++)
+		hwloc_bitmap_free(t->cores[i]);
 	free(t->gpus);
 	free(t->nics);
-	if (t->topo)
-		hwloc_topology_destroy(t->topo);
+	free(t->near);
+	free(t->cores);
+	hwloc_bitmap_free(t->allowed);
 	free(t);
 }
 
 size_t rdzv_topo_gpu_count(const struct rdzv_topo *t)
 {
 	return t->ngpus;
+}
+
+size_t rdzv_topo_pci_count(const struct rdzv_topo *t)
+{
+	return t->npci;
 }
 
 size_t rdzv_topo_nic_count(const struct rdzv_topo *t)
@@ -270,7 +404,7 @@ int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len)
 
 hwloc_const_cpuset_t rdzv_topo_gpu_cpuset(const struct rdzv_topo *t, size_t g)
 {
-	return hwloc_get_non_io_ancestor_obj(t->topo, t->gpus[g].pci)->cpuset;
+	return t->gpus[g].cpus;
 }
 
 int rdzv_topo_nic_usable(const struct rdzv_topo *t, size_t n)
@@ -278,70 +412,21 @@ int rdzv_topo_nic_usable(const struct rdzv_topo *t, size_t n)
 	return t->nics[n].state < 0 || t->nics[n].state == IB_PORT_ACTIVE;
 }
 
-static hwloc_obj_t package_of(hwloc_topology_t topo, hwloc_obj_t o)
-{
-	return o->type == HWLOC_OBJ_PACKAGE ? o
-	                                     : hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, o);
-}
-
-/* hwloc_get_common_ancestor_obj() compares depths, which I/O objects do
- * not have in the usual sense (they all sit at special negative depths):
- * walk the parent chains instead. */
-static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
-{
-	hwloc_obj_t x, y;
-
-	for (x = a; x; x = x->parent)
-		for (y = b; y; y = y->parent)
-			if (x == y)
-				return x;
-	return NULL;
-}
-
 enum rdzv_near rdzv_topo_near(const struct rdzv_topo *t, size_t g, size_t n)
 {
-	hwloc_obj_t a = t->gpus[g].pci, b = t->nics[n].pci;
-	hwloc_obj_t common = common_ancestor(a, b);
-	hwloc_obj_t la, lb, pa, pb;
-
-	/* A PCI-PCI bridge above both is a switch (or a root port shared by
-	 * both, which is as near); a host bridge alone is the next level
-	 * (p4d's VMs show no switch, only GPU and EFA under one host bridge). */
-	if (!common)
-		return RDZV_NEAR_SYSTEM;
-	if (common->type == HWLOC_OBJ_BRIDGE)
-		return common->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI
-		       ? RDZV_NEAR_SWITCH : RDZV_NEAR_HOSTBRIDGE;
-	if (common->type == HWLOC_OBJ_PCI_DEVICE)
-		return RDZV_NEAR_SWITCH;
-	la = hwloc_get_non_io_ancestor_obj(t->topo, a);
-	lb = hwloc_get_non_io_ancestor_obj(t->topo, b);
-	/* hwloc attaches I/O to the object whose CPUs are the device's local
-	 * CPUs. Both attached where exactly one and the same NUMA node is: same
-	 * NUMA locality. Attached higher (a package of an SNC/NPS machine, the
-	 * whole machine), the topology does not say which node: not NUMA. */
-	if (la->nodeset && lb->nodeset && hwloc_bitmap_weight(la->nodeset) == 1
-	    && hwloc_bitmap_isequal(la->nodeset, lb->nodeset))
-		return RDZV_NEAR_NUMA;
-	pa = package_of(t->topo, la);
-	pb = package_of(t->topo, lb);
-	if (pa && pa == pb)
-		return RDZV_NEAR_PACKAGE;
-	return RDZV_NEAR_SYSTEM;
+	return (enum rdzv_near)t->near[g * t->nnics + n];
 }
 
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len)
 {
 	char cpus[RDZV_CPULIST_MAX];
-	const struct hwloc_pcidev_attr_s *p;
 	int n;
 
 	if (i >= t->ngpus)
 		return -1;
-	p = &t->gpus[i].pci->attr->pcidev;
-	hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), rdzv_topo_gpu_cpuset(t, i));
-	n = snprintf(buf, len, "gpu %zu %s [%04x:%04x] cpus %s", i, t->gpus[i].busid, p->vendor_id,
-	             p->device_id, cpus);
+	hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), t->gpus[i].cpus);
+	n = snprintf(buf, len, "gpu %zu %s [%04x:%04x] cpus %s", i, t->gpus[i].busid,
+	             t->gpus[i].vendor, t->gpus[i].device, cpus);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -364,18 +449,12 @@ int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t 
 
 int rdzv_topo_gpu_model(const struct rdzv_topo *t, size_t i, char *buf, size_t len)
 {
-	hwloc_obj_t pci, os;
-	const char *model = NULL;
+	if (!t || i >= t->ngpus || len == 0 || !t->gpus[i].model[0])
+		return -1;
+	return rdzv_strlcpy(buf, t->gpus[i].model, len) < 0 ? -1 : 0;
+}
 
-	if (!t || i >= t->ngpus || len == 0)
-		return -1;
-	pci = t->gpus[i].pci;
-	for (os = pci->io_first_child; os && !model; os = os->next_sibling)
-		if (os->type == HWLOC_OBJ_OS_DEVICE)
-			model = hwloc_obj_get_info_by_name(os, "GPUModel");
-	if (!model)
-		model = hwloc_obj_get_info_by_name(pci, "PCIDevice");
-	if (!model || !*model)
-		return -1;
-	return rdzv_strlcpy(buf, model, len) < 0 ? -1 : 0;
+const char *rdzv_topo_gpu_busid(const struct rdzv_topo *t, size_t i)
+{
+	return t && i < t->ngpus ? t->gpus[i].busid : NULL;
 }

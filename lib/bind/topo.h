@@ -46,8 +46,11 @@ int rdzv_topo_load(const char *xml, struct rdzv_topo **out, char *err, size_t er
 
 void rdzv_topo_destroy(struct rdzv_topo *t); /* accepts NULL */
 
-/* Number of CUDA GPUs and RDMA NIC ports the node has. */
+/* Number of CUDA GPUs and RDMA NIC ports the node has, and of PCI devices
+ * of any kind (0: an export without I/O, lstopo --no-io, or a container
+ * that cannot see the PCI bus). */
 size_t rdzv_topo_gpu_count(const struct rdzv_topo *t);
+size_t rdzv_topo_pci_count(const struct rdzv_topo *t);
 size_t rdzv_topo_nic_count(const struct rdzv_topo *t);
 
 /* All the node's GPUs as a step GPU list, "0,1,...,n-1" ("" without GPUs),
@@ -62,6 +65,9 @@ int rdzv_topo_gpu_list(const struct rdzv_topo *t, char *buf, size_t len);
  * ids ("GH100 [H100 SXM5 80GB]"). Returns 0, or -1 when neither is known. */
 int rdzv_topo_gpu_model(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 
+/* The PCI bus id of CUDA GPU i ("0000:4e:00.0"), or NULL. */
+const char *rdzv_topo_gpu_busid(const struct rdzv_topo *t, size_t i);
+
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 
@@ -72,7 +78,10 @@ struct rdzv_bind_req {
 	unsigned ntasks;       /* tasks of the step on this node */
 	const char *hca_allow; /* NCCL_IB_HCA-syntax allow-list; NULL: no limit */
 	const char *step_cpus; /* the step's CPUs as a list "0-7,16"; NULL: the topology's */
+	const struct rdzv_identity *ident; /* Slurm's GPU numbers -> PCI; NULL: positional */
 };
+
+struct rdzv_identity;
 
 #define RDZV_BUSID_MAX 16
 #define RDZV_TOKEN_MAX 64
@@ -93,6 +102,7 @@ struct rdzv_bind_row {
 	int cpus_far;                 /* none of the step's CPUs is local to the GPU */
 	struct rdzv_cpumask *mask;    /* cpus, for sched_setaffinity */
 	struct rdzv_cpumask *gpu_mask;/* the step's CPUs local to the GPU */
+	size_t lo, hi;                /* its GPUs: the step's list, positions [lo, hi) */
 };
 
 struct rdzv_bind_table {
@@ -103,6 +113,10 @@ struct rdzv_bind_table {
 	char step_cpus[RDZV_CPULIST_MAX];
 	struct rdzv_cpumask *step_mask;
 	char note[256];                   /* a warning for the user; "": none */
+	char (*token)[RDZV_TOKEN_MAX];    /* the step's CUDA_VISIBLE_DEVICES entries */
+	struct rdzv_bind_row *single;     /* per step GPU k: a row for GPU k alone, with
+	                                   * all its CPUs in the step (tasks Slurm gave
+	                                   * their own GPU, see rdzv_bind_task_row) */
 };
 
 /* Compute the table. A step without GPUs, or a node without NICs, gives
@@ -113,6 +127,38 @@ int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req
                       struct rdzv_bind_table **out, char *err, size_t errlen);
 
 void rdzv_bind_table_destroy(struct rdzv_bind_table *tab); /* accepts NULL */
+
+/* Which row task i uses, from its own CUDA_VISIBLE_DEVICES (task_visible;
+ * NULL: unset). Slurm narrows a task's list with --gpus-per-task,
+ * --gpu-bind or --ntasks-per-gpu; its entries are then mapped back to the
+ * step's list: the same entry (Slurm's numbers or UUIDs), a UUID through
+ * ident, or, when the step's list is renumbered (ConstrainDevices),
+ * position p of the step's list. renumbered_per_task: this Slurm numbers
+ * each task's list from 0 under ConstrainDevices (22.05), so a renumbered
+ * entry names no step GPU and the task keeps its local-rank row.
+ * Returns the row to use, NULL when the task's GPUs cannot be placed
+ * (binding is then skipped for it); *how says why in words. */
+enum rdzv_task_row {
+	RDZV_ROW_RANK,      /* the task sees the step's list: its local-rank row */
+	RDZV_ROW_OWN,       /* the row of the task's own GPUs */
+	RDZV_ROW_RANK_NOTE, /* local-rank row, because the task's list cannot be mapped */
+	RDZV_ROW_SKIP,      /* its GPUs cannot be placed: no binding for this task */
+};
+
+const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab, size_t i,
+                                               const char *task_visible,
+                                               const struct rdzv_identity *ident,
+                                               int renumbered_per_task,
+                                               enum rdzv_task_row *how, char *why,
+                                               size_t whylen);
+
+/* The same from the task's GPUs as topology indices (its devices cgroup,
+ * rdzv_identity_cgroup_gpus); GPUs outside the step are ignored. NULL
+ * (RDZV_ROW_SKIP) when none is the step's. */
+const struct rdzv_bind_row *rdzv_bind_task_row_gpus(const struct rdzv_bind_table *tab, size_t i,
+                                                    const int *gpus, size_t n,
+                                                    enum rdzv_task_row *how, char *why,
+                                                    size_t whylen);
 
 /* The node line and row i as text, as the helper, the golden tests and
  * --rdzv-bind=verbose print them. Return 0, or -1 when buf is too small. */
@@ -132,6 +178,10 @@ enum rdzv_cpu_outcome {
  * CPUs. dry_run: decide only. Returns 0 with *out set, or -1 with a reason. */
 int rdzv_bind_apply_cpus(const struct rdzv_bind_table *tab, size_t i, int dry_run,
                          enum rdzv_cpu_outcome *out, char *err, size_t errlen);
+
+/* The same for a row chosen by rdzv_bind_task_row. */
+int rdzv_bind_apply_row(const struct rdzv_bind_table *tab, const struct rdzv_bind_row *r,
+                        int dry_run, enum rdzv_cpu_outcome *out, char *err, size_t errlen);
 
 /* The calling process's CPU affinity as a list ("0-7,16"): the step's CPUs
  * when called in slurmstepd. Returns 0, or -1 with a reason in err. */

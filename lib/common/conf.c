@@ -14,6 +14,7 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	c->addr_form = RDZV_ADDR_NAME;
 	c->env_fallback = 1;
 	snprintf(c->bind, sizeof(c->bind), "none");
+	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
 }
 
 int rdzv_parse_bool(const char *s)
@@ -100,6 +101,20 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		} else if (strcmp(key, "topology") == 0) {
 			if (set_string(c->topology, sizeof(c->topology), key, val, 1, err, errlen) < 0)
 				return -1;
+		} else if (strcmp(key, "topology_cache") == 0) {
+			/* "no": no cache; else a directory of root's. */
+			if (strcmp(val, "no") == 0)
+				c->topology_cache[0] = '\0';
+			else if (set_string(c->topology_cache, sizeof(c->topology_cache), key, val, 1,
+			                    err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "gres_conf") == 0) {
+			if (set_string(c->gres_conf, sizeof(c->gres_conf), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "identity_root") == 0) {
+			if (set_string(c->identity_root, sizeof(c->identity_root), key, val, 1, err,
+			               errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "profiles") == 0) {
 			if (set_string(c->profiles, sizeof(c->profiles), key, val, 1, err, errlen) < 0)
 				return -1;
@@ -113,8 +128,8 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		} else {
 			return rdzv_err(err, errlen,
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
-			                "master_addr, env, bind, topology, strict, profiles, profile, "
-			                "partition_profile)", key);
+			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
+			                "identity_root, strict, profiles, profile, partition_profile)", key);
 		}
 	}
 	return 0;

@@ -27,7 +27,14 @@ struct rdzv_conf {
 	char profile[RDZV_NAME_MAX];           /* profile=: site default profile */
 	char partition_profiles[RDZV_PATH_MAX];/* partition_profile=PART:NAME[,...] */
 	int strict;                            /* strict=yes: binding failure fails */
+	char topology_cache[RDZV_PATH_MAX];    /* topology_cache=DIR|no: root's model cache */
+	char gres_conf[RDZV_PATH_MAX];         /* gres_conf=PATH: for GPU identity */
+	char identity_root[RDZV_PATH_MAX];     /* identity_root=DIR: prefix of /proc, /sys, /dev */
 };
+
+/* Where the node model of topology= is cached unless topology_cache= says
+ * otherwise (tmpfs, root's, gone at reboot). */
+#define RDZV_TOPOLOGY_CACHE_DEFAULT "/run/spank-rdzv"
 
 void rdzv_conf_defaults(struct rdzv_conf *c);
 

@@ -22,6 +22,8 @@
 #   RDZV_PLUGSTACK_ARGS   plugstack arguments at start (default empty)
 #   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=41000-41999")
 #   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
+#   RDZV_GRES_CONF        a gres.conf to use instead of the generated one (its device files are the caller's)
+#   RDZV_CGROUP_CONF      a cgroup.conf to install next to slurm.conf (removed again when unset)
 #   RDZV_GHOST_NODE=1     add node "ghost" (127.0.1.9, first in node order) whose
 #                         name resolves nowhere, alone with n1 in partition "ghost"
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
@@ -120,6 +122,12 @@ CONF
 			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]"
 		done
 	} > "$dir/gres.conf"
+	[ -n "${RDZV_GRES_CONF:-}" ] && cp "$RDZV_GRES_CONF" "$dir/gres.conf"
+	if [ -n "${RDZV_CGROUP_CONF:-}" ]; then
+		{ echo "# from RDZV_CGROUP_CONF"; cat "$RDZV_CGROUP_CONF"; } > "$dir/cgroup.conf"
+	elif grep -qx "# from RDZV_CGROUP_CONF" "$dir/cgroup.conf" 2>/dev/null; then
+		rm -f "$dir/cgroup.conf"
+	fi
 	write_plugstack ${RDZV_PLUGSTACK_ARGS:-}
 	cat > "$dir/env.sh" <<ENV
 export SLURM_CONF=$dir/slurm.conf

@@ -32,7 +32,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
                                      const char *visible, unsigned ntasks, const char *allow,
                                      const char *cpus)
 {
-	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus };
+	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus, NULL };
 	struct rdzv_bind_table *tab = NULL;
 	char err[512] = "";
 
@@ -44,7 +44,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
 static void refused(const struct rdzv_topo *t, const char *gpus, const char *visible,
                     const char *allow, const char *cpus, const char *why_part)
 {
-	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus };
+	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus, NULL };
 	struct rdzv_bind_table *tab = (struct rdzv_bind_table *)1;
 	char err[512] = "";
 
@@ -82,7 +82,7 @@ static void test_bad_requests(void)
 	refused(t, "0,0", NULL, NULL, NULL, "listed twice");
 	refused(t, "0,,1", NULL, NULL, NULL, "empty");
 	refused(t, "0-3", NULL, NULL, NULL, "not a GPU index");
-	refused(t, NULL, "GPU-5e7f", NULL, NULL, "not a GPU index");
+	refused(t, NULL, "GPU-5e7f", NULL, NULL, "a UUID can be placed only through it");
 	refused(t, "0,1", "0", NULL, NULL, "different numbers of GPUs");
 	refused(t, "0", NULL, "mlx5_0:", NULL, "bad port");
 	refused(t, "0", NULL, NULL, "zero", "bad CPU list");
@@ -399,6 +399,54 @@ static void test_apply_cpus(void)
 	rdzv_topo_destroy(t);
 }
 
+/* A task Slurm gave its own CUDA_VISIBLE_DEVICES binds by it (p4d: GPUs
+ * 0,1 -> rdmap16s27, 2,3 -> rdmap32s27, 4,5 -> rdmap144s27, 6,7 ->
+ * rdmap160s27, tests/topo/p4d-all.out's header). */
+static void test_task_rows(void)
+{
+	struct rdzv_topo *t = load("aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml");
+	struct rdzv_bind_table *tab = table(t, "0,2,4,6", NULL, 4, NULL, NULL);
+	const struct rdzv_bind_row *r;
+	enum rdzv_task_row how;
+	char why[512];
+
+	r = tab ? rdzv_bind_task_row(tab, 1, NULL, NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r == &tab->rows[1] && how == RDZV_ROW_RANK, "no list of its own: the local-rank row");
+	r = tab ? rdzv_bind_task_row(tab, 1, "0,2,4,6", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r == &tab->rows[1] && how == RDZV_ROW_RANK, "the step's list: the local-rank row");
+	r = tab ? rdzv_bind_task_row(tab, 0, "6", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r && how == RDZV_ROW_OWN && r->gpu == 6 && strcmp(r->ucx, "rdmap160s27:1") == 0,
+	   "task 0 with its own list '6' (map_gpu) gets GPU 6's NIC (%s)", r ? r->ucx : "none");
+	ok(r && strcmp(r->cpus, tab->rows[3].cpus) == 0, "... and the cores local rank 3 would have");
+	r = tab ? rdzv_bind_task_row(tab, 0, "4,6", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r && r->gpu == 4 && strstr(why, "2 GPUs are no row"),
+	   "two GPUs no row has: the first one's own row, said (%s)", why);
+	r = tab ? rdzv_bind_task_row(tab, 2, "7", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(!r && how == RDZV_ROW_SKIP && strstr(why, "'7' is not one of the step's GPUs"),
+	   "a GPU outside the step: no binding for the task, and why (%s)", why);
+	r = tab ? rdzv_bind_task_row(tab, 2, "GPU-0000", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(!r && how == RDZV_ROW_SKIP && strstr(why, "UUID"), "an unknown UUID: skipped (%s)", why);
+	r = tab ? rdzv_bind_task_row(tab, 2, "6,,", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(!r && how == RDZV_ROW_SKIP, "a malformed list: skipped (%s)", why);
+	rdzv_bind_table_destroy(tab);
+
+	/* ConstrainDevices: the step's list renumbered 0..n-1. */
+	tab = table(t, "2,3", "0,1", 2, NULL, NULL);
+	r = tab ? rdzv_bind_task_row(tab, 0, "1", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r && how == RDZV_ROW_OWN && r->gpu == 3, "renumbered (23.02+): '1' is the step's second GPU");
+	r = tab ? rdzv_bind_task_row(tab, 1, "0", NULL, 1, &how, why, sizeof(why)) : NULL;
+	ok(r == &tab->rows[1] && how == RDZV_ROW_RANK_NOTE && strstr(why, "numbered from 0"),
+	   "renumbered per task (22.05): the local-rank row, and why");
+	rdzv_bind_table_destroy(tab);
+
+	/* Fewer tasks than GPUs: blocks; a task whose own list is a block. */
+	tab = table(t, "0,1,2,3", NULL, 2, NULL, NULL);
+	r = tab ? rdzv_bind_task_row(tab, 0, "2,3", NULL, 0, &how, why, sizeof(why)) : NULL;
+	ok(r == &tab->rows[1], "task 0 given GPUs 2,3 takes the block row of GPUs 2,3");
+	rdzv_bind_table_destroy(tab);
+	rdzv_topo_destroy(t);
+}
+
 int main(void)
 {
 	const char *env = getenv("RDZV_TOPOLOGIES"), *top = getenv("top_srcdir");
@@ -423,6 +471,7 @@ int main(void)
 	test_lassen_numa_tie_and_cpus();
 	test_oversubscription();
 	test_blocks();
+	test_task_rows();
 	test_fill();
 	test_apply_cpus();
 	return done_testing();
