@@ -171,6 +171,26 @@ static void test_conf(void)
 	ok(parse1("master_addr=name", &c) == 0 && c.addr_form == RDZV_ADDR_NAME,
 	   "master_addr=name is accepted");
 	ok(parse1("mode=torch=x", &c) == -1, "a value holding '=' is not a mode");
+
+	/* Binding's identity and cache keys (issue 15). */
+	rdzv_conf_defaults(&c);
+	is_str(c.topology_cache, RDZV_TOPOLOGY_CACHE_DEFAULT, "the node-model cache is on by default");
+	is_str(c.gres_conf, "", "no gres.conf path by default (Slurm's own is looked for)");
+	is_str(c.identity_root, "", "no identity root prefix by default");
+	ok(parse1("topology_cache=/var/cache/rdzv", &c) == 0
+	   && strcmp(c.topology_cache, "/var/cache/rdzv") == 0, "topology_cache= sets root's cache directory");
+	ok(parse1("topology_cache=no", &c) == 0 && c.topology_cache[0] == '\0',
+	   "topology_cache=no turns the cache off");
+	ok(parse1("gres_conf=/etc/slurm/gres.conf", &c) == 0
+	   && strcmp(c.gres_conf, "/etc/slurm/gres.conf") == 0, "gres_conf= sets the gres.conf read");
+	ok(parse1("identity_root=/srv/fixture", &c) == 0
+	   && strcmp(c.identity_root, "/srv/fixture") == 0, "identity_root= sets the /proc and /sys prefix");
+	conf_refused("topology_cache=cache", "topology_cache=cache: must be an absolute path",
+	             "a relative topology_cache is refused with the argument named");
+	conf_refused("gres_conf=gres.conf", "gres_conf=gres.conf: must be an absolute path",
+	             "a relative gres_conf is refused with the argument named");
+	conf_refused("identity_root=", "identity_root= has an empty value",
+	             "an empty identity_root is refused");
 }
 
 static void test_bool(void)
