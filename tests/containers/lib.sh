@@ -59,7 +59,7 @@ ctr_enter() {
 			set -e
 			cd "$bdir"
 			[ -f Makefile ] || "$top_srcdir/configure" --enable-werror >configure.log 2>&1
-			make -j2 spank/rdzv.la >make.log 2>&1' 
+			make -j2 spank/rdzv.la nccl/libnccl-env-rdzv.la >make.log 2>&1' 
 	) 7>"$lock" || skip_all "rdzv.so did not build inside the root: $(tail -n 5 "$bdir/make.log" "$bdir/configure.log" 2>/dev/null | tr '\n' ' ')"
 	RDZV_CTR_INSIDE=1 RDZV_CTR_IMAGE=$image top_builddir=$bdir \
 		RDZV_PASS_ENV="RDZV_CTR_INSIDE RDZV_CTR_IMAGE top_srcdir top_builddir E2E_TIMEOUT RDZV_CTR_KEEP" \
