@@ -5,11 +5,11 @@
  *     plugstack.conf loads rdzv.so before spank_pyxis.so is refused, with
  *     the order that works: pyxis would overwrite the plugin's variables
  *     after it set them, and nothing later in the task can answer.
- *   slurmstepd user_init (once per node): keep a copy of the step's
- *     environment (what the user exported) and the identity of slurmstepd's
- *     mount namespace.
+ *   slurmstepd user_init (once per node): when pyxis is loaded before
+ *     rdzv.so, keep a copy of the step's environment (what the user
+ *     exported) and the identity of slurmstepd's mount namespace.
  *   task_init, before the plugin applies its variables: a task whose mount
- *     namespace changed has joined a container (pyxis's task_init ran
+ *     namespace changed has joined pyxis's container (pyxis's task_init ran
  *     first); the names the container changed get the user's values back,
  *     so the ordinary precedence decides.
  *   task_init, after applying: rank 0 says which of the container's values
@@ -37,6 +37,7 @@
 static struct {
 	char **user_env;          /* the step's environment at user_init */
 	int have_ns;
+	int pyxis_first;          /* pyxis's task_init runs before ours */
 	dev_t ns_dev;
 	ino_t ns_ino;
 	int inside;               /* this task joined a container */
@@ -152,11 +153,16 @@ static void free_env(void)
 
 int rdzv_container_user_init(spank_t sp, char *err, size_t errlen)
 {
+	enum rdzv_container_order order = loaded_order();
 	char **envp = NULL;
 	struct stat st;
 	size_t n = 0, i;
 
 	free_env();
+	/* Only pyxis, listed before us, is taken to have joined a container:
+	 * a mount namespace entered for another reason (job_container/tmpfs)
+	 * must not change what the plugin decides. */
+	ctr.pyxis_first = order == RDZV_ORDER_PYXIS_FIRST;
 	if (stat(NS_PATH, &st) == 0) {
 		ctr.have_ns = 1;
 		ctr.ns_dev = st.st_dev;
@@ -165,9 +171,10 @@ int rdzv_container_user_init(spank_t sp, char *err, size_t errlen)
 	/* srun refused this already; a plugstack.conf that differs on this
 	 * node is only caught when pyxis's own variables ask for the image
 	 * (Slurm removes the _SLURM_SPANK_OPTION_ copies before init_post_opt). */
-	if (has_work() && rdzv_container_requested(remote_get, sp)
-	    && loaded_order() == RDZV_ORDER_RDZV_FIRST)
+	if (order == RDZV_ORDER_RDZV_FIRST && has_work() && rdzv_container_requested(remote_get, sp))
 		return refuse_order(err, errlen);
+	if (!ctr.pyxis_first)
+		return 0;
 	/* S_JOB_ENV is slurmstepd's: keep a copy (STYLE.md rule 4). */
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp)
 		return 0;
@@ -189,8 +196,8 @@ int rdzv_container_restore_task(spank_t sp, const struct rdzv_envset *env,
 	struct stat st;
 
 	(void)sp;
-	ctr.inside = ctr.have_ns && (stat(NS_PATH, &st) != 0 || st.st_dev != ctr.ns_dev
-	                             || st.st_ino != ctr.ns_ino);
+	ctr.inside = ctr.pyxis_first && ctr.have_ns
+	             && (stat(NS_PATH, &st) != 0 || st.st_dev != ctr.ns_dev || st.st_ino != ctr.ns_ino);
 	if (!ctr.inside)
 		return 0;
 	return rdzv_container_restore(env, ctr.user_env, ops, &ctr.ch, err, errlen) < 0 ? -1 : 0;
