@@ -23,8 +23,10 @@
 ctr_dir=$top_srcdir/tests/containers
 
 ctr_enter() {
-	local root image bdir lock rc
+	local root image bdir lock rc self
 	[ -n "${RDZV_CTR_INSIDE:-}" ] && return 0
+	# The test itself, by absolute path (make check runs ../tests/NNNN.t).
+	self=$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")
 	[ "${RDZV_SKIP_E2E:-}" = 1 ] && skip_all "RDZV_SKIP_E2E=1 (make distcheck: the main build runs them)"
 	# They bring their own Slurm 24.11 (the containers root): once, from the host leg.
 	case ${RDZV_SLURM:-host} in
@@ -35,6 +37,9 @@ ctr_enter() {
 	[ "${RDZV_SANITIZE:-no}" = yes ] && skip_all "sanitizer build: slurmstepd cannot load an ASan plugin"
 	[ -f "$top_srcdir/../shared/containers/enroot-4.1.2.tar.gz" ] \
 		|| skip_all "../shared/containers (enroot, pyxis sources) not found"
+	# make check gives abs_top_srcdir as BUILD/..: compare real paths.
+	top_srcdir=$(cd "$top_srcdir" && pwd -P) && top_builddir=$(cd "$top_builddir" && pwd -P) \
+		|| skip_all "cannot resolve top_srcdir/top_builddir"
 	case $top_builddir/ in
 	"$top_srcdir"/*) ;;
 	*) skip_all "build tree $top_builddir is outside the checkout (only the checkout is mounted in the root)" ;;
@@ -69,9 +74,14 @@ ctr_enter() {
 			[ -f Makefile ] || "$top_srcdir/configure" --enable-werror >configure.log 2>&1
 			make -j2 spank/rdzv.la nccl/libnccl-env-rdzv.la >make.log 2>&1' 
 	) 7>"$lock" || skip_all "rdzv.so did not build inside the root: $(tail -n 5 "$bdir/make.log" "$bdir/configure.log" 2>/dev/null | tr '\n' ' ')"
+	# One container test at a time (make -j check): they share the root's
+	# enroot configuration, hook and cluster. The lock is held until the
+	# test's process (and the cluster it started) ends.
+	exec 8>/tmp/rdzv-containers-tests.lock
+	flock -w 1800 8 || { echo "Bail out! container test lock not obtained in 1800 s"; exit 1; }
 	RDZV_CTR_INSIDE=1 RDZV_CTR_IMAGE=$image top_builddir=$bdir \
 		RDZV_PASS_ENV="RDZV_CTR_INSIDE RDZV_CTR_IMAGE top_srcdir top_builddir E2E_TIMEOUT RDZV_CTR_KEEP" \
-		exec bash "$ctr_dir/in-root.sh" "$root" bash "$0"
+		exec bash "$ctr_dir/in-root.sh" "$root" bash "$self"
 }
 
 IMAGE=${RDZV_CTR_IMAGE:-}
