@@ -17,7 +17,7 @@ mkdir -p "$pdir" && chmod 755 "$pdir" || skip_all "cannot create $pdir"
 printf 'description Site default\ndefault NCCL_SOCKET_IFNAME=lo\n' > "$pdir/site.profile"
 chmod 644 "$pdir/site.profile"
 ctr_start
-trap 'rm -rf "$pdir"; rm -f "$CTR_HOOK"; e2e_stop' EXIT
+trap 'rm -rf "$pdir"; ctr_cleanup' EXIT
 check="$PY $top_srcdir/tests/e2e/check_reports.py"
 ctr_hook on
 ctr_plugstack pyxis-first profiles=$pdir profile=site

@@ -30,7 +30,7 @@ ln -s "$fixtures/aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xm
 ln -s "$fixtures/psmgmt__tests__hwloc__topo.jwb0004.xml" "$topo/n2.xml"
 ln -s "$fixtures/flux-core__t__hwloc-data__ipa20.xml" "$topo/n3.xml"
 ctr_start RDZV_NODE_GPUS="8 4 4"
-trap 'rm -rf "$pdir" "$topo" "$mountsd"; rm -f "$CTR_HOOK"; e2e_stop' EXIT
+trap 'rm -rf "$pdir" "$topo" "$mountsd"; ctr_cleanup' EXIT
 ctr_hook on
 ctr_plugstack pyxis-first profiles=$pdir profile=site
 rm -f "$mountsd"

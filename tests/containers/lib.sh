@@ -109,7 +109,18 @@ ctr_start() {
 	mkdir -p "$RDZV_CLUSTER_DIR"
 	echo "CgroupPlugin=disabled" > "$RDZV_CLUSTER_DIR/cgroup.conf"
 	e2e_start "$@"
-	trap 'rm -f "$CTR_HOOK"; e2e_stop' EXIT
+	trap 'ctr_cleanup' EXIT
+}
+
+# The test's EXIT trap (a test with files of its own adds them, then calls
+# this). pyxis removes a step's container from slurmstepd, whose job
+# environment has no SLURMD_NODENAME yet, so enroot looks for it under
+# /tmp/rdzv-enroot/host (enroot.conf): the unpacked images (about 1 GB per
+# node and step) are removed here.
+ctr_cleanup() {
+	rm -f "$CTR_HOOK"
+	e2e_stop
+	rm -rf /tmp/rdzv-enroot
 }
 
 ctr_plugstack() {
