@@ -4,6 +4,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
+#include "container_hooks.h" /* containers (issue 17) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ int rdzv_local_init_post_opt(spank_t sp)
 		return -1;
 	}
 	if (rdzv_profile_local(sp, err, sizeof(err)) < 0
-	    || rdzv_bind_local(sp, err, sizeof(err)) < 0) {
+	    || rdzv_bind_local(sp, err, sizeof(err)) < 0
+	    || rdzv_container_local(sp, err, sizeof(err)) < 0) { /* containers (issue 17) */
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}

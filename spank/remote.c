@@ -18,6 +18,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
+#include "container_hooks.h" /* containers (issue 17) */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +293,10 @@ int rdzv_remote_user_init(spank_t sp)
 	} else {
 		free(nodelist);
 	}
+	if (rdzv_container_user_init(sp, err, sizeof(err)) < 0) { /* containers (issue 17) */
+		save_error("", err);
+		return 0;
+	}
 	if (rdzv_profile_user_init(sp, err, sizeof(err)) < 0) {
 		save_error("profile: ", err);
 		return 0;
@@ -412,8 +417,10 @@ int rdzv_remote_task_init(spank_t sp)
 	     && rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0)
 	    || rdzv_profile_task_init(sp, &t, env, err, sizeof(err)) < 0
 	    || rdzv_bind_task_init(sp, &rdzv.step, &t, env, err, sizeof(err)) < 0
+	    || rdzv_container_restore_task(sp, env, &ops, err, sizeof(err)) < 0 /* issue 17 */
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err);
+	rdzv_container_report_task(sp, &t, env); /* containers (issue 17) */
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(sp, env);
 	if (mode_warning[0] && t.rank == 0)
@@ -425,6 +432,7 @@ int rdzv_remote_task_init(spank_t sp)
 void rdzv_remote_exit(void)
 {
 	free_argv(&rdzv.step);
+	rdzv_container_exit(); /* containers (issue 17) */
 	rdzv_bind_exit();
 	rdzv_profile_exit();
 }

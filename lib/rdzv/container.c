@@ -1,0 +1,181 @@
+/* container.c: the rendezvous rule inside a container (see container.h). */
+#include "config.h"
+#include "container.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rdzv_container_changes_free(struct rdzv_container_changes *ch)
+{
+	size_t i;
+
+	if (!ch)
+		return;
+	for (i = 0; i < ch->n; i++) {
+		free(ch->v[i].name);
+		free(ch->v[i].container_value);
+		free(ch->v[i].user_value);
+	}
+	free(ch->v);
+	ch->v = NULL;
+	ch->n = 0;
+}
+
+static int record(struct rdzv_container_changes *ch, const char *name, const char *cval,
+                  const char *uval)
+{
+	struct rdzv_container_change *c = &ch->v[ch->n];
+
+	memset(c, 0, sizeof(*c));
+	if (!(c->name = strdup(name)) || !(c->container_value = strdup(cval))
+	    || (uval && !(c->user_value = strdup(uval)))) {
+		free(c->name);
+		free(c->container_value);
+		free(c->user_value);
+		return -1;
+	}
+	ch->n++;
+	return 0;
+}
+
+int rdzv_container_restore(const struct rdzv_envset *set, char *const *user_envp,
+                           const struct rdzv_env_ops *ops,
+                           struct rdzv_container_changes *ch, char *err, size_t errlen)
+{
+	char *cur = NULL;
+	size_t i;
+
+	rdzv_container_changes_free(ch);
+	if (!set || !ops)
+		return rdzv_err(err, errlen, "no variables or environment to compare");
+	if (set->n == 0)
+		return 0;
+	if (!(cur = malloc(RDZV_VALUE_MAX)) || !(ch->v = calloc(set->n, sizeof(*ch->v)))) {
+		free(cur);
+		return rdzv_err(err, errlen, "out of memory");
+	}
+	for (i = 0; i < set->n; i++) {
+		const char *name = set->v[i].name;
+		const char *user = user_envp ? rdzv_envp_get(user_envp, name) : NULL;
+		int have = ops->get(ops->ctx, name, cur, RDZV_VALUE_MAX);
+
+		if (have < 0) {
+			rdzv_err(err, errlen, "cannot read %s from the task environment", name);
+			goto fail;
+		}
+		/* Unchanged, or removed (pyxis only adds and overwrites; a
+		 * variable gone since user_init was not the container's). */
+		if (!have || (user && strcmp(cur, user) == 0))
+			continue;
+		if (record(ch, name, cur, user) < 0) {
+			rdzv_err(err, errlen, "out of memory recording the container's %s", name);
+			goto fail;
+		}
+		if (user ? ops->set(ops->ctx, name, user) < 0 : ops->unset(ops->ctx, name) < 0) {
+			rdzv_err(err, errlen, "cannot restore %s in the task environment", name);
+			goto fail;
+		}
+	}
+	free(cur);
+	return (int)ch->n;
+fail:
+	free(cur);
+	return -1;
+}
+
+/* The value the task ends with for entry e after apply, or NULL (unset). */
+static const char *final_value(const struct rdzv_env_entry *e)
+{
+	switch (e->outcome) {
+	case RDZV_OUT_SET:
+	case RDZV_OUT_ENFORCED:
+		return e->value;
+	case RDZV_OUT_USER_KEPT:
+		return e->user_value;
+	default:
+		return NULL;
+	}
+}
+
+int rdzv_container_replaced(const struct rdzv_container_changes *ch,
+                            const struct rdzv_envset *set, char *buf, size_t len)
+{
+	size_t i, off = 0;
+	int n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; ch && i < ch->n; i++) {
+		const struct rdzv_container_change *c = &ch->v[i];
+		const struct rdzv_env_entry *e = rdzv_envset_find(set, c->name);
+		const char *fin = e ? final_value(e) : c->user_value;
+		const char *who;
+		int w;
+
+		if (fin && strcmp(fin, c->container_value) == 0)
+			continue; /* the container agreed */
+		if (!e)
+			who = "the user's";
+		else if (e->outcome == RDZV_OUT_USER_KEPT)
+			who = "the user's export";
+		else if (e->outcome == RDZV_OUT_ENFORCED || e->policy == RDZV_SET_ENFORCE)
+			who = "enforced";
+		else
+			who = NULL;
+		n++;
+		if (off >= len)
+			continue;
+		if (!fin)
+			w = snprintf(buf + off, len - off, "%s%s=%s -> unset (%s)", off ? "; " : "",
+			             c->name, c->container_value, e ? e->origin : "the user's");
+		else if (who)
+			w = snprintf(buf + off, len - off, "%s%s=%s -> %s (%s, %s)", off ? "; " : "",
+			             c->name, c->container_value, fin, e ? e->origin : "user", who);
+		else
+			w = snprintf(buf + off, len - off, "%s%s=%s -> %s (%s)", off ? "; " : "",
+			             c->name, c->container_value, fin, e->origin);
+		off = w < 0 ? len : off + (size_t)w;
+	}
+	return n;
+}
+
+enum rdzv_container_order rdzv_container_order(const char *const *names, size_t n)
+{
+	size_t i;
+	int seen_rdzv = 0, seen_pyxis = 0, rdzv_first = 0;
+
+	for (i = 0; names && i < n; i++) {
+		if (!names[i])
+			continue;
+		if (strcmp(names[i], "rdzv") == 0 && !seen_rdzv) {
+			seen_rdzv = 1;
+			rdzv_first = !seen_pyxis;
+		} else if (strcmp(names[i], "pyxis") == 0) {
+			seen_pyxis = 1;
+		}
+	}
+	if (!seen_pyxis || !seen_rdzv)
+		return RDZV_ORDER_NO_PYXIS;
+	return rdzv_first ? RDZV_ORDER_RDZV_FIRST : RDZV_ORDER_PYXIS_FIRST;
+}
+
+int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), void *ctx)
+{
+	static const char *const vars[] = {
+		"_SLURM_SPANK_OPTION_pyxis_container_image",
+		"_SLURM_SPANK_OPTION_pyxis_container_name",
+		"PYXIS_CONTAINER_IMAGE",
+		"PYXIS_CONTAINER_NAME",
+	};
+	size_t i;
+
+	for (i = 0; get && i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = get(ctx, vars[i]);
+
+		if (v && *v)
+			return 1;
+	}
+	return 0;
+}

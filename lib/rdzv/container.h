@@ -1,0 +1,79 @@
+/* container.h: the step's rendezvous inside a container (pyxis + enroot).
+ *
+ * What pyxis 0.24 does in its task_init (pyxis_slurmstepd.c): the node's
+ * first task starts the container (`enroot start`, whose environment is the
+ * container's: the image's ENV from its /etc/environment, enroot's
+ * environ.d, the names given to --container-env, and what enroot hooks such
+ * as 50-slurm-pytorch.sh append); then every task copies each variable of
+ * the container's environment over its own (spank_setenv overwrite=1),
+ * except the names given to --container-env; then, when PYTORCH_VERSION is
+ * set, RANK=SLURM_PROCID and LOCAL_RANK=SLURM_LOCALID; then it joins the
+ * container's namespaces. A plugin whose task_init runs after pyxis's (it
+ * is listed after pyxis in plugstack.conf) sees all of that and runs inside
+ * the container's mount namespace; one listed before pyxis has its values
+ * overwritten afterwards and cannot answer.
+ *
+ * The rule (doc/containers.md): inside a container the plugin decides
+ * exactly as outside. Every name the plugin is about to set that the
+ * container changed (its value differs from what the step carried into
+ * user_init, which is what the user exported) first gets the user's value
+ * back, or is removed when the user had none: a variable the image declares
+ * or a hook sets is not a user's export. The ordinary precedence then runs
+ * (the user's export beats the plugin's default, enforced entries always
+ * win), and every value the container had set that the task does not keep
+ * is reported. An order that cannot be made correct (rdzv before pyxis) is
+ * refused. */
+#ifndef RDZV_CONTAINER_H
+#define RDZV_CONTAINER_H
+
+#include <stddef.h>
+
+#include "envset.h"
+
+/* One name the container changed before the plugin's task_init. */
+struct rdzv_container_change {
+	char *name;
+	char *container_value; /* what the container's environment set */
+	char *user_value;      /* what the user's step had; NULL: unset */
+};
+
+struct rdzv_container_changes {
+	struct rdzv_container_change *v;
+	size_t n;
+};
+
+/* Put back the user's values (user_envp: the step's environment as
+ * user_init saw it, NULL-terminated "NAME=value") for every name of set
+ * whose current value (ops->get) differs, and record each change in ch
+ * (emptied first). Returns the number of changes, or -1 with the variable
+ * named in err. */
+int rdzv_container_restore(const struct rdzv_envset *set, char *const *user_envp,
+                           const struct rdzv_env_ops *ops,
+                           struct rdzv_container_changes *ch, char *err, size_t errlen);
+
+/* After rdzv_envset_apply(set): the changes whose container value the task
+ * does not keep, as "NAME=container -> value (origin)" separated by "; ",
+ * into buf. Returns how many were replaced (0: the container agreed with
+ * the plugin everywhere). A text longer than len is cut. */
+int rdzv_container_replaced(const struct rdzv_container_changes *ch,
+                            const struct rdzv_envset *set, char *buf, size_t len);
+
+void rdzv_container_changes_free(struct rdzv_container_changes *ch); /* accepts NULL */
+
+/* Where rdzv stands against pyxis in plugstack order, from the SPANK
+ * plugins' names (plugin_name) in the order Slurm loaded them. */
+enum rdzv_container_order {
+	RDZV_ORDER_NO_PYXIS,    /* pyxis not loaded: nothing to decide */
+	RDZV_ORDER_PYXIS_FIRST, /* rdzv after pyxis: the rule holds */
+	RDZV_ORDER_RDZV_FIRST,  /* rdzv before pyxis: cannot be made correct */
+};
+enum rdzv_container_order rdzv_container_order(const char *const *names, size_t n);
+
+/* Does the step ask pyxis for a container? get is getenv-like over srun's
+ * (or the step's) environment: Slurm exports each SPANK option given on the
+ * command line as _SLURM_SPANK_OPTION_<plugin>_<option> before any
+ * init_post_opt runs, and pyxis also reads PYXIS_CONTAINER_IMAGE and
+ * PYXIS_CONTAINER_NAME. Returns 1 or 0. */
+int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), void *ctx);
+
+#endif
