@@ -24,6 +24,14 @@
 #   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
 #   RDZV_GHOST_NODE=1     add node "ghost" (127.0.1.9, first in node order) whose
 #                         name resolves nowhere, alone with n1 in partition "ghost"
+#   RDZV_CTLD_PORT, RDZV_SLURMD_PORT_BASE, RDZV_FIRST_JOB_ID
+#                         ports and first job id (tests/lib/e2e.sh gives each
+#                         Slurm version its own, so clusters never meet)
+#   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
+#   RDZV_SLURM_PREFIX     Slurm installed under a prefix: its bin/ and sbin/ first in PATH
+# The Slurm version is read from `slurmd -V`: from 24.05 on, a cgroup.conf with
+# CgroupPlugin=disabled sits beside slurm.conf (24.05 added the value; 24.11+
+# initialise cgroups unconditionally otherwise and fail without them).
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
 set -u
 
@@ -37,8 +45,24 @@ plugin=${RDZV_PLUGIN:-$top_builddir/spank/.libs/rdzv.so}
 required=${RDZV_PLUGIN_REQUIRED:-required}
 ctld_port=${RDZV_CTLD_PORT:-16817}
 slurmd_port_base=${RDZV_SLURMD_PORT_BASE:-16900}
+first_job_id=${RDZV_FIRST_JOB_ID:-1}
+[ -n "${RDZV_SLURM_PREFIX:-}" ] && PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH
+# The marker every daemon of this cluster carries (see own_pids). A cluster of
+# another version (in a Debian 13 root sharing this PID namespace, or from a
+# prefix) is tagged with its version too, so even a state directory of the
+# same name never lets one cluster's stop signal another's daemons.
+marker=$dir
+[ "${RDZV_SLURM:-host}" = host ] || marker="$dir@$RDZV_SLURM"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+# slurm_at_least MAJOR.MINOR: is the slurmd on PATH that release or newer?
+slurm_at_least() {
+	local v
+	v=$(slurmd -V 2>/dev/null | awk '{print $2}')
+	[ -n "$v" ] || return 1
+	[ "$(printf '%s\n%s\n' "$1" "$v" | sort -V | head -n 1)" = "$1" ]
+}
 
 gpus_of() { # gpus_of K -> GPU count of node K (1-based)
 	local k=$1 list=(${RDZV_NODE_GPUS:-})
@@ -92,6 +116,7 @@ MinJobAge=60
 MessageTimeout=20
 SlurmdTimeout=120
 PlugStackConfig=$dir/plugstack.conf
+FirstJobId=$first_job_id
 CONF
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] \
 			&& echo "NodeName=ghost NodeAddr=127.0.1.9 NodeHostname=ghost Port=$((slurmd_port_base + 99)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
@@ -120,11 +145,18 @@ CONF
 			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]"
 		done
 	} > "$dir/gres.conf"
+	if slurm_at_least 24.05; then
+		echo "CgroupPlugin=disabled" > "$dir/cgroup.conf"
+	else
+		rm -f "$dir/cgroup.conf"
+	fi
 	write_plugstack ${RDZV_PLUGSTACK_ARGS:-}
 	cat > "$dir/env.sh" <<ENV
 export SLURM_CONF=$dir/slurm.conf
 export RDZV_CLUSTER_DIR=$dir
 ENV
+	[ -n "${RDZV_SLURM_PREFIX:-}" ] && echo "export PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:\$PATH" >> "$dir/env.sh"
+	return 0
 }
 
 hosts_lines() {
@@ -148,7 +180,7 @@ wait_idle() {
 	return 1
 }
 
-# Every daemon of this cluster is started with RDZV_TEST_CLUSTER=$dir in its
+# Every daemon of this cluster is started with RDZV_TEST_CLUSTER=$marker in its
 # environment; slurmd passes its environment to the slurmstepd it starts. Only
 # processes that carry this exact marker are ever signalled: a production
 # slurmd or slurmstepd on the same machine, or another test cluster, never is.
@@ -157,7 +189,7 @@ own_pids() {
 	for p in /proc/[0-9]*; do
 		comm=$(cat "$p/comm" 2>/dev/null) || continue
 		case $comm in slurmctld | slurmd | slurmstepd) ;; *) continue ;; esac
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "RDZV_TEST_CLUSTER=$dir" \
+		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "RDZV_TEST_CLUSTER=$marker" \
 			&& echo "${p#/proc/}"
 	done
 }
@@ -207,11 +239,11 @@ start() {
 	rm -rf "$dir/state" "$dir/spool" "$dir/log"
 	write_conf
 	hosts_lines
-	RDZV_TEST_CLUSTER=$dir slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
+	RDZV_TEST_CLUSTER=$marker slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
 	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+ghost}; do
 		[ "$k" = ghost ] || k=n$k
 		mkdir -p "$dir/spool/$k"
-		RDZV_TEST_CLUSTER=$dir slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
+		RDZV_TEST_CLUSTER=$marker slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
 	done
 	wait_idle
 }
