@@ -184,28 +184,61 @@ wait_idle() {
 # environment; slurmd passes its environment to the slurmstepd it starts. Only
 # processes that carry this exact marker are ever signalled: a production
 # slurmd or slurmstepd on the same machine, or another test cluster, never is.
+# Each is printed as PID:STARTTIME (field 22 of /proc/PID/stat), so a process
+# found once is followed by identity, never confused with a reused PID.
 own_pids() {
 	local p comm
 	for p in /proc/[0-9]*; do
 		comm=$(cat "$p/comm" 2>/dev/null) || continue
 		case $comm in slurmctld | slurmd | slurmstepd) ;; *) continue ;; esac
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "RDZV_TEST_CLUSTER=$marker" \
-			&& echo "${p#/proc/}"
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "RDZV_TEST_CLUSTER=$marker" \
+			&& echo "${p#/proc/}:$(start_time "${p#/proc/}")"
+	done
+}
+
+start_time() { # start_time PID: its start time, empty once gone
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	set -- $stat
+	[ "$1" = Z ] || echo "${20}"
+}
+
+# alive PID:START...: the PIDs among them still running as the same process.
+# A process is followed by identity, not by its marker: a multi-threaded
+# daemon whose main thread has exited (Slurm 24.11's slurmctld while it shuts
+# down) has an unreadable environ while other threads still hold its ports.
+alive() {
+	local e
+	for e in "$@"; do
+		[ "$(start_time "${e%%:*}")" = "${e#*:}" ] && echo "${e%%:*}"
 	done
 }
 
 stop() {
-	local pids i
+	local found more new i left
 	[ -d "$dir" ] || return 0
 	[ -f "$dir/slurm.conf" ] && SLURM_CONF=$dir/slurm.conf timeout 10 scancel --full -u root >/dev/null 2>&1
-	pids=$(own_pids)
-	[ -n "$pids" ] && kill $pids 2>/dev/null
+	found=$(own_pids)
+	left=$(alive $found)
+	[ -n "$left" ] && kill $left 2>/dev/null
 	for i in $(seq 1 40); do
-		pids=$(own_pids)
-		[ -z "$pids" ] && break
+		sleep 0.25
+		# slurmstepds a dying slurmd started meanwhile
+		more=$(own_pids)
+		new=$(printf '%s\n' $more | grep -vxF -f <(printf '%s\n' $found))
+		if [ -n "$new" ]; then
+			kill $(alive $new) 2>/dev/null
+			found="$found $new"
+		fi
+		[ -z "$(alive $found)" ] && break
+	done
+	left=$(alive $found)
+	[ -n "$left" ] && kill -9 $left 2>/dev/null
+	for i in $(seq 1 20); do
+		[ -z "$(alive $found)" ] && break
 		sleep 0.25
 	done
-	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
 	rm -f "$dir"/run/*.pid
 	return 0
 }

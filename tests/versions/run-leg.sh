@@ -28,6 +28,16 @@ start=$(date +%s)
 
 say() { printf 'run-leg %s: %s\n' "$leg" "$*"; }
 
+# The generated build system, made here by the host's autotools whenever an
+# input is newer: make inside the Debian 13 root would otherwise regenerate it
+# with that root's automake, another version, in the shared source tree.
+bootstrap() {
+	if [ ! -x "$top/configure" ] || [ ! -f "$top/Makefile.in" ] \
+		|| [ -n "$(find "$top/configure.ac" "$top/Makefile.am" "$top/mk" "$top/m4" -newer "$top/Makefile.in" 2>/dev/null | head -n 1)" ]; then
+		(cd "$top" && autoreconf -fi >/dev/null 2>&1) || { (cd "$top" && autoreconf -fi); say "autoreconf failed"; exit 1; }
+	fi
+}
+
 # build_and_check BUILD [CONFIGURE-ARGS...]: configure once, make, make check.
 build_and_check() {
 	local build=$1 rc
@@ -64,7 +74,7 @@ leg_tests="$*"
 case $leg in
 host)
 	build=${RDZV_LEG_BUILD:-$top/_build}
-	[ -x "$top/configure" ] || (cd "$top" && autoreconf -fi >/dev/null 2>&1) || exit 1
+	bootstrap
 	(build_and_check "$build"); rc=$?
 	totals "$build" $rc
 	;;
@@ -72,7 +82,7 @@ host)
 	build=${RDZV_LEG_BUILD:-$top/_build-26.05}
 	say "Slurm prefix: building or waiting for tests/versions/build-slurm.sh (cached)"
 	prefix=$(bash "$here/build-slurm.sh") || { echo "leg $leg: 0 passed, 1 failed, 0 skipped (Slurm build failed)"; exit 1; }
-	[ -x "$top/configure" ] || (cd "$top" && autoreconf -fi >/dev/null 2>&1) || exit 1
+	bootstrap
 	export RDZV_SLURM=26.05 RDZV_SLURM_PREFIX=$prefix
 	export PATH=$prefix/bin:$prefix/sbin:$PATH
 	say "Slurm $(slurmd -V 2>/dev/null) from $prefix"
@@ -89,9 +99,7 @@ host)
 	fi
 	say "Debian 13 root: making or waiting for tests/versions/make-chroot.sh (cached)"
 	root=$(bash "$here/make-chroot.sh") || { echo "leg $leg: 0 passed, 1 failed, 0 skipped (Debian 13 root failed)"; exit 1; }
-	# configure is generated here, by the host's autotools, and run inside:
-	# regenerating it inside would rewrite the host's sources with others.
-	[ -x "$top/configure" ] || (cd "$top" && autoreconf -fi >/dev/null 2>&1) || exit 1
+	bootstrap
 	export RDZV_IN_ROOT=1
 	RDZV_PASS_ENV="RDZV_IN_ROOT RDZV_LEG_BUILD RDZV_TOPOLOGIES E2E_TIMEOUT V VERBOSE" \
 		bash "$here/in-root.sh" "$root" bash "$here/run-leg.sh" 24.11 "$@"
