@@ -51,6 +51,17 @@ if [ "${RDZV_FAST:-0}" != 1 ]; then
 	fi
 fi
 
+# ---- version legs (issue 13): the same tests under Slurm 24.11 + PyTorch 2.6
+# (Debian 13 root) and Slurm 26.05 (built from source); RDZV_VERSIONS=none skips.
+if [ "${RDZV_FAST:-0}" != 1 ] && [ "${RDZV_VERSIONS:-}" != none ]; then
+	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05"
+	bash "$top/tests/versions/run-versions.sh" >versions.log 2>&1 || status=1
+	grep -E '^versions: |^  (FAIL|ERROR|SKIP):|^  leg ' versions.log
+	read -r vp vf vs < <(sed -nE 's/^versions: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/p' versions.log)
+	pass=$((pass + ${vp:-0})); fail=$((fail + ${vf:-1})); skip=$((skip + ${vs:-0}))
+fi
+# ---- end of version legs
+
 echo
 echo "$pass passed, $fail failed, $skip skipped"
 exit $status

@@ -29,6 +29,10 @@
 #                         Slurm version its own, so clusters never meet)
 #   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
 #   RDZV_SLURM_PREFIX     Slurm installed under a prefix: its bin/ and sbin/ first in PATH
+#   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
+#                         a private /dev/shm (job_container/tmpfs, named
+#                         namespace/tmpfs from 25.11; BasePath under /run/rdzv-ns) and
+#                         SlurmdParameters=contain_spank: user_init runs inside it
 # The Slurm version is read from `slurmd -V`: from 24.05 on, a cgroup.conf with
 # CgroupPlugin=disabled sits beside slurm.conf (24.05 added the value; 24.11+
 # initialise cgroups unconditionally otherwise and fail without them).
@@ -46,6 +50,9 @@ required=${RDZV_PLUGIN_REQUIRED:-required}
 ctld_port=${RDZV_CTLD_PORT:-16817}
 slurmd_port_base=${RDZV_SLURMD_PORT_BASE:-16900}
 first_job_id=${RDZV_FIRST_JOB_ID:-1}
+contain_spank=
+ns_base=/run/rdzv-ns/${dir//\//_}
+[ "${RDZV_CONTAIN_SPANK:-0}" = 1 ] && contain_spank=yes
 [ -n "${RDZV_SLURM_PREFIX:-}" ] && PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH
 # The marker every daemon of this cluster carries (see own_pids). A cluster of
 # another version (in a Debian 13 root sharing this PID namespace, or from a
@@ -106,7 +113,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
+SlurmdParameters=config_overrides${contain_spank:+,contain_spank}
 GresTypes=gpu
 ReturnToService=2
 SchedulerType=sched/backfill
@@ -131,8 +138,22 @@ CONF
 		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
 		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP"
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] && echo "PartitionName=ghost Nodes=ghost,n1 MaxTime=INFINITE State=UP"
+		if [ -n "$contain_spank" ]; then
+			if slurm_at_least 25.11; then echo "NamespaceType=namespace/tmpfs"; else echo "JobContainerType=job_container/tmpfs"; fi
+			echo "PrologFlags=Contain"
+		fi
 		[ -n "${RDZV_SLURM_EXTRA:-}" ] && printf '%s\n' "$RDZV_SLURM_EXTRA"
 	} > "$dir/slurm.conf"
+	if [ -n "$contain_spank" ]; then
+		# One BasePath per slurmd (the plugin does not add the node name),
+		# outside /dev/shm. Only /dev/shm is private: the cluster lives in /tmp.
+		for k in $(seq 1 "$nodes"); do
+			mkdir -p "$ns_base/n$k"
+			echo "NodeName=n$k AutoBasePath=true BasePath=$ns_base/n$k Dirs=/dev/shm"
+		done > "$dir/job_container.conf"
+	else
+		rm -f "$dir/job_container.conf"
+	fi
 	{
 		echo "AutoDetect=off"
 		for k in $(seq 1 "$nodes"); do
@@ -240,6 +261,10 @@ stop() {
 		sleep 0.25
 	done
 	rm -f "$dir"/run/*.pid
+	# Job namespaces (RDZV_CONTAIN_SPANK) left mounted under our own base.
+	findmnt -rn -o TARGET 2>/dev/null | grep "^$ns_base/" | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
 	return 0
 }
 

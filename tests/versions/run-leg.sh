@@ -92,6 +92,10 @@ host)
 24.11)
 	build=${RDZV_LEG_BUILD:-$top/_build-24.11}
 	if [ "${RDZV_IN_ROOT:-0}" = 1 ]; then
+		# Debian 13's PyTorch 2.6 is built without libuv, and TCPStore
+		# defaults to it since 2.4: every env:// rendezvous there needs
+		# USE_LIBUV=0 (tests that run PyTorch outside Slurm too).
+		export USE_LIBUV=0
 		say "inside $(cat /etc/debian_version 2>/dev/null | sed 's/^/Debian /'), Slurm $(slurmd -V 2>/dev/null), torch $(python3 -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null)"
 		(build_and_check "$build"); rc=$?
 		totals "$build" $rc
