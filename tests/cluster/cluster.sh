@@ -29,6 +29,7 @@
 #                         Slurm version its own, so clusters never meet)
 #   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
 #   RDZV_SLURM_PREFIX     Slurm installed under a prefix: its bin/ and sbin/ first in PATH
+#   RDZV_GRES_FLAGS       Flags= of the GPU gres.conf lines (e.g. env_uuid, 26.05+)
 #   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
 #                         a private /dev/shm (job_container/tmpfs, named
 #                         namespace/tmpfs from 25.11; BasePath under /run/rdzv-ns) and
@@ -163,7 +164,7 @@ CONF
 			for i in $(seq 0 $((g - 1))); do
 				[ -e "$dir/dev/n$k/nvidia$i" ] || mknod "$dir/dev/n$k/nvidia$i" c 195 "$i"
 			done
-			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]"
+			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]${RDZV_GRES_FLAGS:+ Flags=$RDZV_GRES_FLAGS}"
 		done
 	} > "$dir/gres.conf"
 	if slurm_at_least 24.05; then
