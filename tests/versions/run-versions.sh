@@ -18,7 +18,8 @@ t_all=$(date +%s)
 pass=0 fail=0 skip=0
 
 timed() { # timed WHAT CMD...: run CMD, print its time; stdout of CMD in $got
-	local t0=$(date +%s) rc
+	local t0 rc
+	t0=$(date +%s)
 	got=$("$@")
 	rc=$?
 	printf 'versions: %s: %s s%s\n' "$1" "$(($(date +%s) - t0))" "$([ $rc = 0 ] || echo ", FAILED ($rc)")" | sed "s|: $here/||"
