@@ -17,9 +17,9 @@ srun_path=$(command -v srun)
 
 for export in NONE HOME; do
 	rm -f "job-$export.out"
-	# --export=NONE leaves the script no PATH: srun by its full path.
+	# --export=NONE leaves the script and its tasks no PATH: full paths.
 	run_to 120 sbatch --wait --export=$export -N2 --ntasks-per-node=2 --rdzv=torch \
-		-o "$PWD/job-$export.out" --wrap "$srun_path bash -c 'echo TASK \${SLURM_PROCID} RANK=\${RANK:-unset} WORLD_SIZE=\${WORLD_SIZE:-unset}'"
+		-o "$PWD/job-$export.out" --wrap "$srun_path /bin/bash -c 'echo TASK \${SLURM_PROCID} RANK=\${RANK:-unset} WORLD_SIZE=\${WORLD_SIZE:-unset}'"
 	body=$(cat "job-$export.out" 2>/dev/null)
 	diag "Slurm $SLURM_VERSION, --export=$export: exit $rc: $(printf '%s' "$body" | sort | head -c 400 | tr '\n' '|')"
 	ranks=$(printf '%s\n' "$body" | sed -n 's/^TASK [0-9]* RANK=\([0-9]*\) .*/\1/p' | sort | tr '\n' ' ')
