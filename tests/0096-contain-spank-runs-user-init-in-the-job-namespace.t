@@ -35,9 +35,12 @@ cd "$work" || exit 1
 run_to 60 srun -N1 -n1 sh -c "test -e $hidden/node-marker && echo SEEN || echo UNSEEN"
 is "$out" UNSEEN "the job's /dev/shm is its own (the node's $hidden is not visible in the job)"
 
-run_to 60 srun -N2 -n4 --rdzv=torch sh -c 'echo $RANK $WORLD_SIZE $MASTER_ADDR'
-is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "0 4 n1 1 4 n1 2 4 n1 3 4 n1 " \
+run_to 60 srun -N2 -n4 --rdzv=torch sh -c 'echo R $RANK $WORLD_SIZE $MASTER_ADDR $SLURMD_NODENAME'
+is "$(printf '%s\n' "$out" | awk '$1 == "R" { print $2, $3 }' | sort | tr '\n' ' ')" "0 4 1 4 2 4 3 4 " \
 	"contain_spank: user_init in the job namespace still gives every task its rank"
+rank0=$(printf '%s\n' "$out" | awk '$1 == "R" && $2 == 0 { print $5 }')
+is "$(printf '%s\n' "$out" | awk '$1 == "R" { print $4 }' | sort -u)" "${rank0:-none}" \
+	"... and every task's MASTER_ADDR is rank 0's node ($rank0)"
 
 e2e_plugstack "topology=$xml"
 run_to 60 srun -N1 -n2 --gres=gpu:2 --rdzv=torch --rdzv-bind=auto sh -c 'echo task $RANK cuda=$CUDA_VISIBLE_DEVICES'
