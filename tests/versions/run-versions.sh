@@ -18,11 +18,12 @@ t_all=$(date +%s)
 pass=0 fail=0 skip=0
 
 timed() { # timed WHAT CMD...: run CMD, print its time; stdout of CMD in $got
-	local t0 rc
+	local what=$1 t0 rc
+	shift
 	t0=$(date +%s)
 	got=$("$@")
 	rc=$?
-	printf 'versions: %s: %s s%s\n' "$1" "$(($(date +%s) - t0))" "$([ $rc = 0 ] || echo ", FAILED ($rc)")" | sed "s|: $here/||"
+	printf 'versions: %s: %s s%s\n' "$what" "$(($(date +%s) - t0))" "$([ $rc = 0 ] || echo ", FAILED ($rc)")"
 	return $rc
 }
 
@@ -33,7 +34,7 @@ for leg in $legs; do
 	*) echo "versions: unknown leg $leg"; fail=$((fail + 1)); continue ;;
 	esac
 	# Preparation first, timed on its own (cached: seconds when done before).
-	if ! timed "$here/$prep" bash "$here/$prep"; then
+	if ! timed "$prep" bash "$here/$prep"; then
 		echo "versions: leg $leg not run: $prep failed"
 		fail=$((fail + 1))
 		continue
