@@ -19,6 +19,12 @@
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
 e2e_slurm_at_least 24.05 || skip_all "Slurm $SLURM_VERSION has no contain_spank (24.05+)"
+# Measured 2026-12: inside the Debian 13 root (tests/versions/in-root.sh, its
+# own mount namespace) 24.11's job_container/tmpfs intermittently fails to
+# hold a job's namespace ("_create_ns: ns base mount failed: Invalid
+# argument" binding /proc/PID/ns/mnt), and the job then fails on that node:
+# a fault of the test root, not of the plugin. 26.05 runs it on the host.
+[ "${RDZV_SLURM:-host}" = 24.11 ] && skip_all "job_container/tmpfs cannot hold job namespaces reliably inside the Debian 13 test root (ns base mount: EINVAL); contain_spank is tested on 26.05"
 fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
 xml=$fixtures/psmgmt__tests__hwloc__topo.jwb0004.xml
 [ -f "$xml" ] || skip_all "no topology fixture $xml (set RDZV_TOPOLOGIES)"
