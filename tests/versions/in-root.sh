@@ -36,6 +36,11 @@ shift 3
 mount --rbind "$root" "$root"
 for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done
 mount --bind /etc/hosts "$root/etc/hosts"
+# One 24.11 cluster at a time on this machine, whichever root (or copy of
+# this script) starts it: they share ports and the PID namespace, so the
+# cluster lock of tests/lib/e2e.sh is the same host file in every root.
+touch /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+mount --bind /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
 mkdir -p "$root$top" && mount --bind "$top" "$root$top"
 if [ -n "$shared" ]; then mkdir -p "$root$shared" && mount --bind "$shared" "$root$shared"; fi
 mkdir -p "$root/.oldroot"
