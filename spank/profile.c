@@ -223,8 +223,17 @@ static void say_which(void)
 	char also[RDZV_NAME_MAX + 64] = "";
 	const char *dw = k->deflt_why == RDZV_PICK_PARTITION ? "partition default" : "site default";
 
-	if (!k->chosen[0] && !k->deflt[0])
+	/* srun/salloc -p A,B before Slurm 24.11.3: SLURM_JOB_PARTITION is the
+	 * list (lib/profile: rdzv_partition_map_lookup). */
+	if (k->partition_ambiguous && k->why != RDZV_PICK_USER && k->why != RDZV_PICK_USER_NONE)
+		fprintf(stderr, RDZV_TAG ": warning: step %u.%u: SLURM_JOB_PARTITION=%s names several "
+		        "partitions whose NCCL profile defaults differ (srun/salloc -p A,B before Slurm "
+		        "24.11.3); none of them applies: choose one with --nccl-profile\n",
+		        rdzv.step.job_id, rdzv.step.step_id, prof.partition);
+	if (!k->chosen[0] && !k->deflt[0]) {
+		fflush(stderr);
 		return;
+	}
 	if (k->deflt[0] && strcmp(k->deflt, k->chosen) != 0)
 		snprintf(also, sizeof(also), "; enforced entries of %s (%s) %s", k->deflt, dw,
 		         k->chosen[0] ? "also apply" : "apply");

@@ -19,6 +19,14 @@
 
 SPANK_PLUGIN(rdzv, 1);
 
+#if HAVE_DECL_SLURM_SPANK_INIT_FAILURE_MODE
+/* Slurm 25.05+ (spank(8)): should slurm_spank_init fail in slurmstepd anyway
+ * (slurm_spank_init below returns 0 there for a bad line, on purpose), fail
+ * the job, not the node. configure detects the declaration (older majors
+ * lack it); tests/0095 checks it on 26.05. */
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 struct rdzv_plugin rdzv;
 
 int slurm_spank_init(spank_t sp, int ac, char **av)

@@ -192,7 +192,7 @@ is "$(ours_expand "n1${tab}n[2-3]")" "$(slurm_expand "n1${tab}n[2-3]")" \
 	"a tab separates hosts as in scontrol"
 
 # Both refuse.
-for e in 'x[5-3]' 'n[]' 'n[a-b]' 'n[1,,2]' 'n[-2]' 'n[[1-2]]' 'n[1-2]]'; do
+for e in 'x[5-3]' 'n[]' 'n[a-b]' 'n[1,,2]' 'n[-2]'; do
 	is "$(slurm_expand "$e")" INVALID "scontrol refuses '$e'"
 	is "$(ours_expand "$e")" INVALID "we refuse '$e' too"
 done
@@ -203,7 +203,8 @@ done
 slurm_version=$(scontrol --version 2>/dev/null | cut -d' ' -f2)
 for pair in 'n[8-11]x|n8x n9x n10x n11x' \
             'a[1-2]b[3-4]c|a1b3c a1b4c a2b3c a2b4c' \
-            'n[1-2].ib,m|n1.ib n2.ib m'; do
+            'n[1-2].ib,m|n1.ib n2.ib m' \
+            'node[01-10]-ib|node01-ib node02-ib node03-ib node04-ib node05-ib node06-ib node07-ib node08-ib node09-ib node10-ib'; do
 	e=${pair%%|*}
 	want=${pair#*|}
 	is "$(ours_expand "$e")" "$want" "we read '$e' with a suffix"
@@ -215,7 +216,9 @@ for pair in 'n[8-11]x|n8x n9x n10x n11x' \
 done
 
 # Slurm's lenient parser lets these through with odd results; we refuse.
-for e in 'n[1-2' 'n1]' 'n[1-]' 'n[1, 2]' 'n[+1]' 'n[1 -2]'; do
+# (The last two: 22.05 refuses them, 24.11 and 26.05 give "n[1] n[2]" and
+# "n1] n2]"; tests/versions/run-leg.sh runs this file under each.)
+for e in 'n[1-2' 'n1]' 'n[1-]' 'n[1, 2]' 'n[+1]' 'n[1 -2]' 'n[[1-2]]' 'n[1-2]]'; do
 	is "$(ours_expand "$e")" INVALID "we refuse '$e' (scontrol: '$(slurm_expand "$e")')"
 done
 

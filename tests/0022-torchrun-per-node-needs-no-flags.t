@@ -1,6 +1,7 @@
 #!/bin/bash
-# srun --rdzv=torchrun with one task per node runs a real torchrun (through
-# tests/e2e/torchrun-shim.py, see why there) with no torchrun flags at all:
+# srun --rdzv=torchrun with one task per node runs a real torchrun ($TORCHRUN
+# from tests/lib/e2e.sh: PyTorch 1.13's through torchrun-shim.py, 2.x's through
+# torchrun-nolibuv.py, see why there) with no torchrun flags at all:
 # nodes, node rank, processes per node (the step's GPUs on the node, 1
 # without GPUs), master address and port all come from PET_* variables.
 # More than one task per node is refused by srun before launch.
@@ -9,16 +10,15 @@
 e2e_require torch
 e2e_start
 app="$top_srcdir/tests/e2e/allreduce.py"
-shim="$top_srcdir/tests/e2e/torchrun-shim.py"
 check="$PY $top_srcdir/tests/e2e/check_reports.py"
 cd "$(mktemp -d)" || exit 1
 
-run_to 90 srun -N3 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun $PY "$shim" "$app"
+run_to 90 srun -N3 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun $TORCHRUN "$app"
 is "$rc" 0 "torchrun on 3 nodes x 2 fake GPUs, no flags: srun exits 0"
 verdict=$(printf '%s\n' "$out" | $check 6 --launcher torchrun --per-node n1=2,n2=2,n3=2)
 is "$?" 0 "torchrun: 6 workers (2 per node from the step's GPUs) meet and all-reduce ($verdict)"
 
-run_to 90 srun -N2 --ntasks-per-node=1 --rdzv=torchrun $PY "$shim" "$app"
+run_to 90 srun -N2 --ntasks-per-node=1 --rdzv=torchrun $TORCHRUN "$app"
 is "$rc" 0 "torchrun on 2 nodes without GPUs: srun exits 0"
 verdict=$(printf '%s\n' "$out" | $check 2 --launcher torchrun --per-node n1=1,n2=1)
 is "$?" 0 "torchrun without GPUs starts one worker per node ($verdict)"

@@ -2,8 +2,8 @@
 # sbatch-examples 1, 2, 3 and 6, run as written on the local 3-node Slurm
 # cluster, scaled down from the command line (sbatch options override the
 # scripts' #SBATCH lines: 2 fake GPUs or 2 tasks per node instead of 8, one
-# CPU per task): real torchrun (through the Debian shim, see
-# tests/e2e/torchrun-shim.py) and real PyTorch DDP on gloo train
+# CPU per task): real torchrun ($TORCHRUN from tests/lib/e2e.sh, a shim per
+# PyTorch major, see there) and real PyTorch DDP on gloo train
 # sbatch-examples/train_tiny.py, and every rank's view is checked against
 # Slurm's. The scripts hold no rank, address or port anywhere.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -14,7 +14,7 @@ ex="$top_srcdir/sbatch-examples"
 check="$PY $top_srcdir/tests/e2e/check_reports.py"
 tmp=$(mktemp -d) || exit 1
 cd "$ex" || exit 1
-export PYTHON=$PY TORCHRUN="$PY $top_srcdir/tests/e2e/torchrun-shim.py"
+export PYTHON=$PY TORCHRUN
 small=(--cpus-per-task=1 --gpus-per-node=2)
 
 job() { # job NAME SCRIPT SBATCH-OPTIONS...: sbatch --wait, output in $out

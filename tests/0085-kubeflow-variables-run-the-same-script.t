@@ -13,7 +13,9 @@ script="$top_srcdir/sbatch-examples/train_tiny.py"
 port=$((29600 + $$ % 300))
 
 pod() { # pod RANK: one replica, environment as the PyTorchJob controller sets it
-	env -i PATH=/usr/bin:/bin HOME="$tmp" PYTHONUNBUFFERED=0 MASTER_ADDR=127.0.0.1 \
+	# USE_LIBUV passes through: a property of the PyTorch build (Debian 13's has
+	# no libuv, see tests/versions/run-leg.sh), not of the pods' variables.
+	env -i PATH=/usr/bin:/bin HOME="$tmp" PYTHONUNBUFFERED=0 MASTER_ADDR=127.0.0.1 ${USE_LIBUV:+USE_LIBUV=$USE_LIBUV} \
 		MASTER_PORT=$port WORLD_SIZE=2 RANK=$1 RDZV_TEST_PG_TIMEOUT=60 \
 		timeout 120 $PY "$script" --steps 3 > "$tmp/pod$1.out" 2>&1
 }

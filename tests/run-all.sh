@@ -83,11 +83,23 @@ if [ "${RDZV_FAST:-0}" != 1 ]; then
 	[ $d = 0 ] || [ "$fail" -gt "$before" ] || add_counts 0 1 0
 fi
 
-# --- Other legs go here (the Slurm versions matrix, tests/versions/run-versions.sh):
-# each adds its totals with add_counts PASSED FAILED SKIPPED, one add_skip WHERE REASON
-# per skip, and sets status=1 when it fails. ---
+# --- Other legs: each adds its totals with add_counts PASSED FAILED SKIPPED,
+# one add_skip WHERE REASON per skip, and sets status=1 when it fails. ---
 
-# --- end of the legs ---
+# ---- version legs (issue 13): the same tests under Slurm 24.11 + PyTorch 2.6
+# (Debian 13 root) and Slurm 26.05 (built from source); RDZV_VERSIONS=none skips.
+if [ "${RDZV_FAST:-0}" != 1 ] && [ "${RDZV_VERSIONS:-}" != none ]; then
+	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05"
+	bash "$top/tests/versions/run-versions.sh" >versions.log 2>&1 || status=1
+	grep -E '^versions: |^  (FAIL|ERROR|SKIP):|^  leg |^(FAIL|ERROR):' versions.log
+	read -r vp vf vs < <(sed -nE 's/^versions: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/p' versions.log)
+	add_counts "${vp:-0}" "${vf:-1}" "${vs:-0}"
+	for v in 24.11 26.05; do
+		[ -f "$top/_build-$v/test-suite.log" ] \
+			&& awk -v leg="Slurm $v" -f "$top/tests/lib/skip-reasons.awk" "$top/_build-$v/test-suite.log" >>"$skips"
+	done
+fi
+# ---- end of version legs
 
 echo
 listed=$(wc -l <"$skips")

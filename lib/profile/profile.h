@@ -167,7 +167,12 @@ const struct rdzv_profile_entry *rdzv_profile_find(const struct rdzv_profile *p,
 int rdzv_partition_map_check(const char *map, char *err, size_t errlen);
 
 /* The profile named for partition in map, copied into name[namelen].
- * Returns 1 when found, 0 when not (name = ""), -1 on a malformed map. */
+ * Returns 1 when found, 0 when not (name = ""), -1 on a malformed map.
+ * partition may be a list "gpu,debug" (SLURM_JOB_PARTITION of srun/salloc
+ * -p A,B before Slurm 24.11.3): found when every listed partition maps to
+ * the same profile, 0 when none maps, RDZV_PARTITION_AMBIGUOUS when they
+ * differ (the one the job runs in is unknown: no partition default). */
+#define RDZV_PARTITION_AMBIGUOUS 2
 int rdzv_partition_map_lookup(const char *map, const char *partition, char *name,
                               size_t namelen, char *err, size_t errlen);
 
@@ -184,6 +189,7 @@ struct rdzv_profile_pick {
 	char deflt[RDZV_PROFILE_NAME_MAX + 1];  /* enforce/unset apply; "" = none */
 	enum rdzv_pick_why why;
 	enum rdzv_pick_why deflt_why;           /* PARTITION, SITE or NONE */
+	int partition_ambiguous;                /* a partition list whose defaults differ */
 };
 
 /* user: the --nccl-profile value (NULL or "" when not given; "none"; or a

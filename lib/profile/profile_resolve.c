@@ -254,6 +254,47 @@ int rdzv_partition_map_check(const char *map, char *err, size_t errlen)
 	return map_walk(map, NULL, NULL, 0, err, errlen) < 0 ? -1 : 0;
 }
 
+/* partition is a list "gpu,debug": srun and salloc of Slurm before 24.11.3
+ * set SLURM_JOB_PARTITION to the partitions requested, not the one the job
+ * runs in (Slurm NEWS, 24.11.3). Which one it is cannot be told without
+ * asking slurmctld; when every listed partition maps to the same profile (or
+ * none maps), that is the answer whichever it runs in. */
+static int lookup_list(const char *map, const char *list, char *name, size_t namelen,
+                       char *err, size_t errlen)
+{
+	char first[RDZV_PROFILE_NAME_MAX + 2], one[RDZV_PROFILE_NAME_MAX + 2];
+	char part[256];
+	const char *p = list;
+	int n = 0;
+
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		int r;
+
+		if (len == 0 || len >= sizeof(part))
+			return rdzv_err(err, errlen, "SLURM_JOB_PARTITION '%.64s': empty or overlong "
+			                "partition name", list);
+		memcpy(part, p, len);
+		part[len] = '\0';
+		r = map_walk(map, part, one, sizeof(one), err, errlen);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			one[0] = '\0';
+		if (n++ == 0)
+			memcpy(first, one, sizeof(first));
+		else if (strcmp(first, one) != 0)
+			return RDZV_PARTITION_AMBIGUOUS;
+		p = end ? end + 1 : p + len;
+	}
+	if (!first[0])
+		return 0;
+	if (rdzv_strlcpy(name, first, namelen) < 0)
+		return rdzv_err(err, errlen, "profile name too long");
+	return 1;
+}
+
 int rdzv_partition_map_lookup(const char *map, const char *partition, char *name,
                               size_t namelen, char *err, size_t errlen)
 {
@@ -267,6 +308,8 @@ int rdzv_partition_map_lookup(const char *map, const char *partition, char *name
 		return -1;
 	if (!partition || !*partition)
 		return 0;
+	if (strchr(partition, ','))
+		return lookup_list(map, partition, name, namelen, err, errlen);
 	r = map_walk(map, partition, name, namelen, err, errlen);
 	return r;
 }
@@ -300,7 +343,8 @@ int rdzv_profile_pick(const char *user, const char *partition, const char *site_
 	                              err, errlen);
 	if (r < 0)
 		return -1;
-	if (r > 0) {
+	pick->partition_ambiguous = r == RDZV_PARTITION_AMBIGUOUS;
+	if (r == 1) {
 		snprintf(pick->deflt, sizeof(pick->deflt), "%s", part_name);
 		pick->deflt_why = RDZV_PICK_PARTITION;
 	} else if (site_default && *site_default) {

@@ -26,6 +26,19 @@
 #   RDZV_CGROUP_CONF      a cgroup.conf to install next to slurm.conf (removed again when unset)
 #   RDZV_GHOST_NODE=1     add node "ghost" (127.0.1.9, first in node order) whose
 #                         name resolves nowhere, alone with n1 in partition "ghost"
+#   RDZV_CTLD_PORT, RDZV_SLURMD_PORT_BASE, RDZV_FIRST_JOB_ID
+#                         ports and first job id (tests/lib/e2e.sh gives each
+#                         Slurm version its own, so clusters never meet)
+#   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
+#   RDZV_SLURM_PREFIX     Slurm installed under a prefix: its bin/ and sbin/ first in PATH
+#   RDZV_GRES_FLAGS       Flags= of the GPU gres.conf lines (e.g. env_uuid, 26.05+)
+#   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
+#                         a private /dev/shm (job_container/tmpfs, named
+#                         namespace/tmpfs from 25.11; BasePath under /run/rdzv-ns) and
+#                         SlurmdParameters=contain_spank: user_init runs inside it
+# The Slurm version is read from `slurmd -V`: from 24.05 on, a cgroup.conf with
+# CgroupPlugin=disabled sits beside slurm.conf (24.05 added the value; 24.11+
+# initialise cgroups unconditionally otherwise and fail without them).
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
 set -u
 
@@ -39,8 +52,27 @@ plugin=${RDZV_PLUGIN:-$top_builddir/spank/.libs/rdzv.so}
 required=${RDZV_PLUGIN_REQUIRED:-required}
 ctld_port=${RDZV_CTLD_PORT:-16817}
 slurmd_port_base=${RDZV_SLURMD_PORT_BASE:-16900}
+first_job_id=${RDZV_FIRST_JOB_ID:-1}
+contain_spank=
+ns_base=/run/rdzv-ns/${dir//\//_}
+[ "${RDZV_CONTAIN_SPANK:-0}" = 1 ] && contain_spank=yes
+[ -n "${RDZV_SLURM_PREFIX:-}" ] && PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH
+# The marker every daemon of this cluster carries (see own_pids). A cluster of
+# another version (in a Debian 13 root sharing this PID namespace, or from a
+# prefix) is tagged with its version too, so even a state directory of the
+# same name never lets one cluster's stop signal another's daemons.
+marker=$dir
+[ "${RDZV_SLURM:-host}" = host ] || marker="$dir@$RDZV_SLURM"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+# slurm_at_least MAJOR.MINOR: is the slurmd on PATH that release or newer?
+slurm_at_least() {
+	local v
+	v=$(slurmd -V 2>/dev/null | awk '{print $2}')
+	[ -n "$v" ] || return 1
+	[ "$(printf '%s\n%s\n' "$1" "$v" | sort -V | head -n 1)" = "$1" ]
+}
 
 gpus_of() { # gpus_of K -> GPU count of node K (1-based)
 	local k=$1 list=(${RDZV_NODE_GPUS:-})
@@ -84,7 +116,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
+SlurmdParameters=config_overrides${contain_spank:+,contain_spank}
 GresTypes=gpu
 ReturnToService=2
 SchedulerType=sched/backfill
@@ -94,6 +126,7 @@ MinJobAge=60
 MessageTimeout=20
 SlurmdTimeout=120
 PlugStackConfig=$dir/plugstack.conf
+FirstJobId=$first_job_id
 CONF
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] \
 			&& echo "NodeName=ghost NodeAddr=127.0.1.9 NodeHostname=ghost Port=$((slurmd_port_base + 99)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
@@ -108,8 +141,22 @@ CONF
 		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
 		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP"
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] && echo "PartitionName=ghost Nodes=ghost,n1 MaxTime=INFINITE State=UP"
+		if [ -n "$contain_spank" ]; then
+			if slurm_at_least 25.11; then echo "NamespaceType=namespace/tmpfs"; else echo "JobContainerType=job_container/tmpfs"; fi
+			echo "PrologFlags=Contain"
+		fi
 		[ -n "${RDZV_SLURM_EXTRA:-}" ] && printf '%s\n' "$RDZV_SLURM_EXTRA"
 	} > "$dir/slurm.conf"
+	if [ -n "$contain_spank" ]; then
+		# One BasePath per slurmd (the plugin does not add the node name),
+		# outside /dev/shm. Only /dev/shm is private: the cluster lives in /tmp.
+		for k in $(seq 1 "$nodes"); do
+			mkdir -p "$ns_base/n$k"
+			echo "NodeName=n$k AutoBasePath=true BasePath=$ns_base/n$k Dirs=/dev/shm"
+		done > "$dir/job_container.conf"
+	else
+		rm -f "$dir/job_container.conf"
+	fi
 	{
 		echo "AutoDetect=off"
 		for k in $(seq 1 "$nodes"); do
@@ -119,13 +166,15 @@ CONF
 			for i in $(seq 0 $((g - 1))); do
 				[ -e "$dir/dev/n$k/nvidia$i" ] || mknod "$dir/dev/n$k/nvidia$i" c 195 "$i"
 			done
-			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]"
+			echo "NodeName=n$k Name=gpu File=$dir/dev/n$k/nvidia[0-$((g - 1))]${RDZV_GRES_FLAGS:+ Flags=$RDZV_GRES_FLAGS}"
 		done
 	} > "$dir/gres.conf"
 	[ -n "${RDZV_GRES_CONF:-}" ] && cp "$RDZV_GRES_CONF" "$dir/gres.conf"
 	if [ -n "${RDZV_CGROUP_CONF:-}" ]; then
 		{ echo "# from RDZV_CGROUP_CONF"; cat "$RDZV_CGROUP_CONF"; } > "$dir/cgroup.conf"
-	elif grep -qx "# from RDZV_CGROUP_CONF" "$dir/cgroup.conf" 2>/dev/null; then
+	elif slurm_at_least 24.05; then
+		echo "CgroupPlugin=disabled" > "$dir/cgroup.conf"
+	else
 		rm -f "$dir/cgroup.conf"
 	fi
 	write_plugstack ${RDZV_PLUGSTACK_ARGS:-}
@@ -133,6 +182,8 @@ CONF
 export SLURM_CONF=$dir/slurm.conf
 export RDZV_CLUSTER_DIR=$dir
 ENV
+	[ -n "${RDZV_SLURM_PREFIX:-}" ] && echo "export PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:\$PATH" >> "$dir/env.sh"
+	return 0
 }
 
 hosts_lines() {
@@ -156,22 +207,43 @@ wait_idle() {
 	return 1
 }
 
-# Every daemon of this cluster is started with RDZV_TEST_CLUSTER=$dir in its
+# Every daemon of this cluster is started with RDZV_TEST_CLUSTER=$marker in its
 # environment; slurmd passes its environment to the slurmstepd it starts. Only
 # processes that carry this exact marker are ever signalled: a production
 # slurmd or slurmstepd on the same machine, or another test cluster, never is.
+# Each is printed as PID:STARTTIME (field 22 of /proc/PID/stat), so a process
+# found once is followed by identity, never confused with a reused PID.
 own_pids() {
 	local p comm
 	for p in /proc/[0-9]*; do
 		comm=$(cat "$p/comm" 2>/dev/null) || continue
 		case $comm in slurmctld | slurmd | slurmstepd) ;; *) continue ;; esac
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "RDZV_TEST_CLUSTER=$dir" \
-			&& echo "${p#/proc/}"
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "RDZV_TEST_CLUSTER=$marker" \
+			&& echo "${p#/proc/}:$(start_time "${p#/proc/}")"
+	done
+}
+
+start_time() { # start_time PID: its start time, empty once gone
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	set -- $stat
+	[ "$1" = Z ] || echo "${20}"
+}
+
+# alive PID:START...: the PIDs among them still running as the same process.
+# A process is followed by identity, not by its marker: a multi-threaded
+# daemon whose main thread has exited (Slurm 24.11's slurmctld while it shuts
+# down) has an unreadable environ while other threads still hold its ports.
+alive() {
+	local e
+	for e in "$@"; do
+		[ "$(start_time "${e%%:*}")" = "${e#*:}" ] && echo "${e%%:*}"
 	done
 }
 
 stop() {
-	local pids i
+	local found more new i left
 	[ -d "$dir" ] || return 0
 	# Only a directory this script made is acted on: scancel with another
 	# Slurm's slurm.conf would cancel that Slurm's jobs (tests/0094).
@@ -180,15 +252,31 @@ stop() {
 		return 1
 	fi
 	[ -f "$dir/slurm.conf" ] && SLURM_CONF=$dir/slurm.conf timeout 10 scancel --full -u root >/dev/null 2>&1
-	pids=$(own_pids)
-	[ -n "$pids" ] && kill $pids 2>/dev/null
+	found=$(own_pids)
+	left=$(alive $found)
+	[ -n "$left" ] && kill $left 2>/dev/null
 	for i in $(seq 1 40); do
-		pids=$(own_pids)
-		[ -z "$pids" ] && break
+		sleep 0.25
+		# slurmstepds a dying slurmd started meanwhile
+		more=$(own_pids)
+		new=$(printf '%s\n' $more | grep -vxF -f <(printf '%s\n' $found))
+		if [ -n "$new" ]; then
+			kill $(alive $new) 2>/dev/null
+			found="$found $new"
+		fi
+		[ -z "$(alive $found)" ] && break
+	done
+	left=$(alive $found)
+	[ -n "$left" ] && kill -9 $left 2>/dev/null
+	for i in $(seq 1 20); do
+		[ -z "$(alive $found)" ] && break
 		sleep 0.25
 	done
-	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
 	rm -f "$dir"/run/*.pid
+	# Job namespaces (RDZV_CONTAIN_SPANK) left mounted under our own base.
+	findmnt -rn -o TARGET 2>/dev/null | grep "^$ns_base/" | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null
+	done
 	return 0
 }
 
@@ -221,11 +309,11 @@ start() {
 	rm -rf "$dir/state" "$dir/spool" "$dir/log"
 	write_conf
 	hosts_lines
-	RDZV_TEST_CLUSTER=$dir slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
+	RDZV_TEST_CLUSTER=$marker slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
 	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+ghost}; do
 		[ "$k" = ghost ] || k=n$k
 		mkdir -p "$dir/spool/$k"
-		RDZV_TEST_CLUSTER=$dir slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
+		RDZV_TEST_CLUSTER=$marker slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
 	done
 	wait_idle
 }

@@ -6,13 +6,60 @@
 #   e2e_start [VAR=value ...]   start with cluster.sh variables (RDZV_NODE_GPUS, RDZV_PLUGSTACK_ARGS, ...)
 #   e2e_plugstack ARGS...       rewrite plugstack.conf (read by every new step)
 #   run_to SECS CMD...          run CMD with a timeout; output in $out, status in $rc
+#   e2e_slurm_at_least X.Y      is the cluster's Slurm release X.Y or newer?
 #   PY                          the interpreter with torch (/usr/bin/python3)
+#   TORCHRUN                    the torchrun command line (a shim, see below)
+#   SLURM_VERSION               the cluster's Slurm release (e.g. 24.11.5)
+#   TORCH_VERSION               PyTorch's release (e.g. 2.6.0+debian)
+#
+# The cluster's Slurm is chosen by RDZV_SLURM (tests/versions/run-leg.sh sets it):
+#   host    (default) the host's Slurm (Debian 12: 22.05) and PyTorch 1.13
+#   24.11   inside the Debian 13 root (tests/versions/in-root.sh): its Slurm
+#           24.11 and PyTorch 2.6; $top_builddir was configured there
+#   26.05   Slurm from RDZV_SLURM_PREFIX (tests/versions/build-slurm.sh);
+#           $top_builddir configured --with-slurm=RDZV_SLURM_PREFIX
+# Each has its own state directory, ports, first job id and lock, so the three
+# clusters (and helpers using them) run at once without meeting.
 
 : "${top_srcdir:?}" "${top_builddir:?}"
 PY=/usr/bin/python3
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
-export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
+RDZV_SLURM=${RDZV_SLURM:-host}
+case $RDZV_SLURM in
+host)
+	e2e_default_dir=/tmp/rdzv-cluster e2e_ports="16817 16900" e2e_first_job=1 ;;
+24.11)
+	e2e_default_dir=/tmp/rdzv-cluster-24.11 e2e_ports="17817 17900" e2e_first_job=100000 ;;
+26.05)
+	e2e_default_dir=/tmp/rdzv-cluster-26.05 e2e_ports="18817 18900" e2e_first_job=200000
+	: "${RDZV_SLURM_PREFIX:?RDZV_SLURM=26.05 needs RDZV_SLURM_PREFIX (tests/versions/build-slurm.sh prints it)}"
+	PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH ;;
+*)
+	echo "Bail out! RDZV_SLURM=$RDZV_SLURM: expected host, 24.11 or 26.05"; exit 1 ;;
+esac
+export RDZV_SLURM RDZV_SLURM_PREFIX PATH
+export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-$e2e_default_dir}
+export RDZV_CTLD_PORT=${RDZV_CTLD_PORT:-${e2e_ports% *}}
+export RDZV_SLURMD_PORT_BASE=${RDZV_SLURMD_PORT_BASE:-${e2e_ports#* }}
+export RDZV_FIRST_JOB_ID=${RDZV_FIRST_JOB_ID:-$e2e_first_job}
+E2E_LOCK=$e2e_default_dir.lock
+SLURM_VERSION=$(slurmd -V 2>/dev/null | awk '{print $2}')
+# Debian 12's torchrun (PyTorch 1.13) dies on Python 3.11: torchrun-shim.py
+# mends it. PyTorch 2.x runs its own torchrun, through torchrun-nolibuv.py only
+# to default use_libuv=False (see there); Debian 13's build has no libuv, and
+# env:// rendezvous reads USE_LIBUV=0 (srun passes it to the tasks).
+TORCH_VERSION=$($PY -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null)
+if [ "${TORCH_VERSION%%.*}" -ge 2 ] 2>/dev/null; then
+	TORCHRUN="$PY $top_srcdir/tests/e2e/torchrun-nolibuv.py"
+	export USE_LIBUV=0
+else
+	TORCHRUN="$PY $top_srcdir/tests/e2e/torchrun-shim.py"
+fi
 cluster="$top_srcdir/tests/cluster/cluster.sh"
+
+e2e_slurm_at_least() {
+	[ -n "$SLURM_VERSION" ] && [ "$(printf '%s\n%s\n' "$1" "$SLURM_VERSION" | sort -V | head -n 1)" = "$1" ]
+}
 
 e2e_require() {
 	[ "${RDZV_SKIP_E2E:-}" = 1 ] && skip_all "RDZV_SKIP_E2E=1 (make distcheck: the main build runs them)"
@@ -35,7 +82,8 @@ e2e_stop() {
 
 e2e_start() {
 	e2e_vars=("$@")
-	exec 9>/tmp/rdzv-cluster.lock
+	diag "cluster: Slurm $SLURM_VERSION ($RDZV_SLURM), PyTorch $TORCH_VERSION, $RDZV_CLUSTER_DIR, ports $RDZV_CTLD_PORT/$RDZV_SLURMD_PORT_BASE"
+	exec 9>"$E2E_LOCK"
 	flock -w 900 9 || { echo "Bail out! cluster lock not obtained in 900 s"; exit 1; }
 	trap 'e2e_stop' EXIT
 	if ! env "$@" top_srcdir="$top_srcdir" top_builddir="$top_builddir" bash "$cluster" start >"$RDZV_CLUSTER_DIR.start.log" 2>&1; then

@@ -326,6 +326,26 @@ static void test_pick(void)
 	       "a partition is matched whole (gpu2 is not gpu)");
 	is_int(rdzv_partition_map_lookup("gpu:h100", NULL, name, sizeof(name), err, sizeof(err)), 0,
 	       "an unknown partition matches nothing");
+	/* SLURM_JOB_PARTITION as srun/salloc -p A,B set it before Slurm 24.11.3 */
+	is_int(rdzv_partition_map_lookup("gpu:h100,debug:h100", "gpu,debug", name, sizeof(name), err,
+	                                 sizeof(err)), 1, "a list whose partitions share a profile is found");
+	is_str(name, "h100", "... that profile");
+	is_int(rdzv_partition_map_lookup("gpu:h100", "cpu,debug", name, sizeof(name), err, sizeof(err)),
+	       0, "a list none of whose partitions is mapped matches nothing");
+	is_int(rdzv_partition_map_lookup("gpu:h100,debug:dbg", "gpu,debug", name, sizeof(name), err,
+	                                 sizeof(err)), RDZV_PARTITION_AMBIGUOUS,
+	       "a list whose partitions map to different profiles is ambiguous");
+	is_str(name, "", "... and names no profile");
+	is_int(rdzv_partition_map_lookup("gpu:h100", "gpu,debug", name, sizeof(name), err, sizeof(err)),
+	       RDZV_PARTITION_AMBIGUOUS, "a list with one mapped and one unmapped partition is ambiguous");
+	ok(rdzv_partition_map_lookup("gpu:h100", "gpu,,debug", name, sizeof(name), err, sizeof(err)) < 0
+	   && strstr(err, "SLURM_JOB_PARTITION"), "an empty name in the list is refused (%s)", err);
+	ok(rdzv_profile_pick(NULL, "gpu,debug", "base", "gpu:h100,debug:dbg", &k, err, sizeof(err)) == 0
+	   && k.partition_ambiguous && k.why == RDZV_PICK_SITE && strcmp(k.chosen, "base") == 0,
+	   "an ambiguous list picks the site default and says it was ambiguous");
+	ok(rdzv_profile_pick(NULL, "gpu,debug", "base", "gpu:h100,debug:h100", &k, err, sizeof(err)) == 0
+	   && !k.partition_ambiguous && k.why == RDZV_PICK_PARTITION && strcmp(k.chosen, "h100") == 0,
+	   "an unambiguous list picks its partitions' profile");
 
 	ok(rdzv_profile_pick("../x", "gpu", "base", "gpu:h100", &k, err, sizeof(err)) < 0,
 	   "a user's path is refused by pick");

@@ -13,7 +13,7 @@ pkgs=(
 	python3-torch python3                          # PyTorch 2.6, real torchrun
 	gcc make autoconf automake libtool pkg-config  # the plugin, built inside
 	procps util-linux iproute2 ca-certificates     # pgrep, flock, ip
-	debhelper dpkg-dev fakeroot                    # the Debian package
+	debhelper dpkg-dev fakeroot build-essential    # the Debian package (dpkg-buildpackage checks build-essential)
 )
 key=$(printf '%s\n' "$suite" "${pkgs[@]}" | sha256sum | cut -c1-16)
 root=$cache/$suite-$key

@@ -76,8 +76,12 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
                                f"process sees {n} GPU(s) (CUDA_VISIBLE_DEVICES={visible})")
     host, port = coordinator_address.rsplit(":", 1)
     host = host.strip("[]")
+    # A PyTorch built without libuv (Debian 13's 2.6) needs use_libuv=False:
+    # TCPStore defaults to libuv since 2.4 and ignores USE_LIBUV; 1.13 has no
+    # such argument, so it is passed only when USE_LIBUV=0 asks for it.
+    extra = {"use_libuv": False} if os.environ.get("USE_LIBUV") == "0" else {}
     store = TCPStore(host, int(port), num_processes, process_id == 0,
-                     timedelta(seconds=initialization_timeout))
+                     timedelta(seconds=initialization_timeout), **extra)
     store.set(f"process/{process_id}", "up")
     store.wait([f"process/{i}" for i in range(num_processes)])
     _state = _State()

@@ -1,0 +1,56 @@
+#!/bin/bash
+# in-root.sh ROOT CMD [ARG...]: run CMD inside the Debian 13 root made by
+# make-chroot.sh, with this checkout and ../shared mounted at the same paths,
+# so the same commands (make check, tests/*.t) run there unchanged.
+#
+# The root is entered with pivot_root in a private mount namespace rather
+# than chroot: the kernel refuses user namespaces to a process inside a
+# chroot, and containers (enroot, issue 17) need them (see
+# ../shared/containers/README.md). /proc, /sys and /dev (with /dev/pts and
+# /dev/shm) are the host's: same PID and network namespaces, so a cluster
+# started inside needs its own ports and state directory (tests/lib/e2e.sh
+# picks them from RDZV_SLURM=24.11). /etc/hosts is the host's too, so names
+# (the machine's own, the test nodes') resolve alike inside and out. Mounts
+# vanish with the namespace; the root's other files (its /tmp) persist.
+#
+# CMD runs in the checkout, as root, with a clean environment plus the
+# variables named in RDZV_PASS_ENV (space separated) and RDZV_SLURM=24.11.
+set -eu
+[ $# -ge 2 ] || { echo "usage: $0 ROOT CMD [ARG...]" >&2; exit 2; }
+root=$(cd "$1" && pwd)
+shift
+[ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (make-chroot.sh)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "in-root.sh: must run as root (mount namespace)" >&2; exit 1; }
+top=$(cd "$(dirname "$0")/../.." && pwd)
+shared=$(cd "$top/../shared" 2>/dev/null && pwd) || shared=
+pass=()
+for v in ${RDZV_PASS_ENV:-}; do
+	[ -n "${!v+x}" ] && pass+=("$v=${!v}")
+done
+
+# Runs in the new mount namespace: arguments are root top shared, then CMD.
+enter='
+set -eu
+root=$1 top=$2 shared=$3
+shift 3
+mount --rbind "$root" "$root"
+for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done
+mount --bind /etc/hosts "$root/etc/hosts"
+# One 24.11 cluster at a time on this machine, whichever root (or copy of
+# this script) starts it: they share ports and the PID namespace, so the
+# cluster lock of tests/lib/e2e.sh is the same host file in every root.
+touch /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+mount --bind /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+mkdir -p "$root$top" && mount --bind "$top" "$root$top"
+if [ -n "$shared" ]; then mkdir -p "$root$shared" && mount --bind "$shared" "$root$shared"; fi
+mkdir -p "$root/.oldroot"
+cd "$root"
+pivot_root . .oldroot
+cd /
+umount -l /.oldroot
+cd "$top"
+exec "$@"
+'
+exec unshare -m --propagation private bash -c "$enter" in-root "$root" "$top" "$shared" \
+	env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin HOME=/root \
+	LANG=C.UTF-8 TERM="${TERM:-dumb}" RDZV_SLURM=24.11 "${pass[@]}" "$@"
