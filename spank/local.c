@@ -207,7 +207,10 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 		rdzv_err(err, sizeof(err), "rank 0's host name is too long");
 		goto fail;
 	}
-	if (spank_setenv(sp, RDZV_STEP_PLAN_VAR, text, 1) != ESPANK_SUCCESS) {
+	/* srun's own environment: spank_setenv is for the remote context; srun
+	 * merges its environ into the step's after local_user_init
+	 * (src/srun/srun_job.c, pre_launch_srun_job). */
+	if (setenv(RDZV_STEP_PLAN_VAR, text, 1) != 0) {
 		rdzv_err(err, sizeof(err), "cannot set %s", RDZV_STEP_PLAN_VAR);
 		goto fail;
 	}
