@@ -7,7 +7,7 @@ exits 0 only when all hold:
   - LOCAL_WORLD_SIZE == number of tasks on that node, LOCAL_RANKs 0..k-1 there;
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
-  - TORCHELASTIC_USE_AGENT_STORE never set.
+  - TORCHELASTIC_USE_AGENT_STORE unset or False (no agent hosts a store).
 Usage: check_reports.py NTASKS [--master NAME] [--port PORT] [--per-node n1=3,n2=2]
                         [--launcher torchrun]  (workers of a per-node torchrun: their
                         SLURM_PROCID is the launcher's, and torchrun itself sets
@@ -46,8 +46,8 @@ def main(argv):
             bad.append(f"rank {e['RANK']}: WORLD_SIZE {e['WORLD_SIZE']}")
         if r["allreduce"] != r["expect"]:
             bad.append(f"rank {e['RANK']}: all-reduce {r['allreduce']} != {r['expect']}")
-        if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] is not None:
-            bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE set")
+        if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] not in (None, "False"):
+            bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE={e['TORCHELASTIC_USE_AGENT_STORE']}")
     for node, rs in by_node.items():
         lr = sorted(int(r["env"]["LOCAL_RANK"]) for r in rs)
         if lr != list(range(len(rs))):
