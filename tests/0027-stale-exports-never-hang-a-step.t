@@ -42,7 +42,7 @@ export RANK=0 WORLD_SIZE=16 LOCAL_RANK=0 LOCAL_WORLD_SIZE=8 GROUP_RANK=3
 srun --rdzv=torch $PY $app
 JOB
 start=$(date +%s)
-jobid=$(sbatch --parsable -N2 -n4 -o batch.out job.sh)
+jobid=$(sbatch --parsable -N2 --ntasks-per-node=2 -o batch.out job.sh)
 for i in $(seq 1 120); do
 	state=$(scontrol show job "$jobid" -o 2>/dev/null | grep -o 'JobState=[A-Z]*' | cut -d= -f2)
 	case $state in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 1 ;; *) break ;; esac
