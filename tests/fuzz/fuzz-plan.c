@@ -5,7 +5,9 @@
  * Invariants: an accepted plan has a port in range and a non-empty host that
  * fits, and formats back to a string that parses to the same plan; the
  * command-line scan returns a value that fits its buffer and never reads
- * past argc. */
+ * past argc; the first line read as an exported JAX_COORDINATOR_ADDRESS
+ * (rdzv_hostport_split) gives a non-empty host that fits and a port in
+ * range. */
 #include "config.h"
 #include "fuzz.h"
 #include "master.h"
@@ -29,6 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		            && again.port == plan.port
 		            && again.port_from_option == plan.port_from_option
 		            && strcmp(again.host, plan.host) == 0);
+	}
+	{
+		char host[64];
+		uint16_t port = 0;
+
+		if (rdzv_hostport_split(p.v[0], host, sizeof(host), &port, err, sizeof(err)) == 0)
+			FUZZ_ASSERT(host[0] != '\0' && strlen(host) < sizeof(host)
+			            && port >= RDZV_PORT_MIN);
 	}
 	/* p.v[0] stands for argv[0] ("srun"). */
 	rc = rdzv_srun_arg_nodelist(p.n, p.v, out, sizeof(out), &is_file, err, sizeof(err));
