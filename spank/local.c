@@ -152,7 +152,10 @@ fail:
 }
 
 /* Whether host is one of the step's nodes (SLURM_NODELIST, which srun has
- * rewritten to the step's nodes by now). 1 yes, 0 no, -1 unknown. */
+ * rewritten to the step's nodes by now). 1 yes, 0 no, -1 unknown. A guard
+ * against misreading srun's command line, so only the first IN_STEP_MAX
+ * nodes are compared (each lookup walks the list). */
+#define IN_STEP_MAX 1024u
 static int in_step(const char *host)
 {
 	const char *list = getenv("SLURM_NODELIST");
@@ -161,10 +164,10 @@ static int in_step(const char *host)
 
 	if (!list)
 		return -1;
-	for (i = 0; rdzv_hostlist_nth(list, i, h, sizeof(h), NULL, 0) == 0; i++)
+	for (i = 0; i < IN_STEP_MAX && rdzv_hostlist_nth(list, i, h, sizeof(h), NULL, 0) == 0; i++)
 		if (strcmp(h, host) == 0)
 			return 1;
-	return i ? 0 : -1;
+	return i && i < IN_STEP_MAX ? 0 : -1;
 }
 
 /* Decide the step's port and rank 0's host once, here, and hand them to the

@@ -15,11 +15,12 @@ cd "$(mktemp -d)" || exit 1
 # A hang would last RDZV_TEST_PG_TIMEOUT: long enough to tell from a failure.
 export RDZV_TEST_PG_TIMEOUT=300
 
-timed() { # timed SECS CMD...: run_to, plus $took
-	local start
-	start=$(date +%s.%N)
+timed() { # timed SECS CMD...: run_to, plus $took (seconds, one decimal)
+	local start ns
+	start=$(date +%s%N)
 	run_to "$@"
-	took=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
+	ns=$(( $(date +%s%N) - start ))
+	took=$(( ns / 1000000000 )).$(( ns / 100000000 % 10 ))
 }
 
 # From the shell: srun inherits the exports.

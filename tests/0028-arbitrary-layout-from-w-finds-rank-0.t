@@ -32,4 +32,8 @@ step "-m arbitrary with SLURM_HOSTFILE only (n2 first)" n2 -- \
 step "--distribution=arbitrary --nodelist=n2,n3,n1" n2 -- \
 	srun -n3 --distribution=arbitrary --nodelist=n2,n3,n1 --rdzv=torch
 step "-m arbitrary -F hosts (a node file)" n2 -- srun -n3 -m arbitrary -F hosts --rdzv=torch
+# Inside a 3-node allocation, a block step on n2 and n3 only: srun's view of
+# the step's nodes (not the job's) names rank 0's node, n2.
+step "a block step on n2,n3 inside a 3-node allocation" n2 -- \
+	salloc -N3 srun -N2 -n3 -w n2,n3 --rdzv=torch
 done_testing

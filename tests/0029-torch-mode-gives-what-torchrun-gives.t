@@ -8,15 +8,16 @@
 # except the short list justified in tests/e2e/parity.py. The diff is
 # printed as diagnostics.
 #
-# torchrun: $RDZV_TORCHRUN when the cluster under test names one (a newer
-# PyTorch), else Debian 12's through tests/e2e/torchrun-shim.py (see why
-# there).
+# torchrun: $TORCHRUN from tests/lib/e2e.sh for the cluster under test
+# (PyTorch 1.13: Debian 12's through tests/e2e/torchrun-shim.py; 2.x: real
+# torchrun through tests/e2e/torchrun-nolibuv.py), else the 1.13 shim.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require torch
 e2e_start
 dump="$top_srcdir/tests/e2e/dump_env.py"
-torchrun=${RDZV_TORCHRUN:-"$PY $top_srcdir/tests/e2e/torchrun-shim.py"}
+torchrun=${TORCHRUN:-"$PY $top_srcdir/tests/e2e/torchrun-shim.py"}
+diag "torchrun: $torchrun (PyTorch ${TORCH_VERSION:-?}, Slurm ${SLURM_VERSION:-?})"
 cd "$(mktemp -d)" || exit 1
 
 run_to 120 srun -N2 -w n1,n2 --ntasks-per-node=1 --rdzv=off bash -c \
