@@ -35,5 +35,5 @@ step "-m arbitrary -F hosts (a node file)" n2 -- srun -n3 -m arbitrary -F hosts 
 # Inside a 3-node allocation, a block step on n2 and n3 only: srun's view of
 # the step's nodes (not the job's) names rank 0's node, n2.
 step "a block step on n2,n3 inside a 3-node allocation" n2 -- \
-	salloc -N3 srun -N2 -n3 -w n2,n3 --rdzv=torch
+	salloc -N3 --ntasks-per-node=2 srun -N2 -n3 -w n2,n3 --rdzv=torch
 done_testing
