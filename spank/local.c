@@ -151,10 +151,10 @@ fail:
 	return rv;
 }
 
-/* Whether host is one of the step's nodes (SLURM_NODELIST, which srun has
- * rewritten to the step's nodes by now). 1 yes, 0 no, -1 unknown. A guard
- * against misreading srun's command line, so only the first IN_STEP_MAX
- * nodes are compared (each lookup walks the list). */
+/* Whether host is one of the job's nodes (SLURM_NODELIST in srun: the
+ * allocation's, or the step's when srun made the allocation). 1 yes, 0 no,
+ * -1 unknown. A guard against misreading srun's command line, so only the
+ * first IN_STEP_MAX nodes are compared (each lookup walks the list). */
 #define IN_STEP_MAX 1024u
 static int in_step(const char *host)
 {
@@ -170,9 +170,10 @@ static int in_step(const char *host)
 	return i && i < IN_STEP_MAX ? 0 : -1;
 }
 
-/* Decide the step's port and rank 0's host once, here, and hand them to the
- * nodes (master.h: the step plan). The nodes only check them: nodes whose
- * ip_local_port_range differ would otherwise derive different ports. */
+/* Decide the step's port, and under -m arbitrary rank 0's host, once, here,
+ * and hand them to the nodes (master.h: the step plan). The nodes only check
+ * them: nodes whose ip_local_port_range differ would otherwise derive
+ * different ports, and only srun knows an arbitrary layout. */
 static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 {
 	struct rdzv_plan plan;
@@ -189,13 +190,14 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 			goto fail;
 		if (in_step(plan.host) == 0) {
 			rdzv_err(err, sizeof(err), "-m arbitrary: rank 0's host %s is not one of "
-			         "the step's nodes (%.200s)", plan.host, list ? list : "?");
+			         "the job's nodes (%.200s)", plan.host, list ? list : "?");
 			goto fail;
 		}
-	} else if (!list || rdzv_hostlist_nth(list, 0, plan.host, sizeof(plan.host), err,
-	                                      sizeof(err)) < 0) {
-		return 0; /* the nodes take node 0 of SLURM_STEP_NODELIST */
 	}
+	/* Otherwise the host stays empty: srun sees the allocation's node list
+	 * here (SLURM_NODELIST), not the step's, and SPANK gives srun no item
+	 * with it; the nodes take node 0 of SLURM_STEP_NODELIST, the same
+	 * string on every node (tests/0028, a step on part of an allocation). */
 	if (rdzv.opts.port) {
 		plan.port = rdzv.opts.port;
 		plan.port_from_option = 1;

@@ -266,11 +266,20 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		goto fail;
 	if (rc > 0) {
 		/* srun decided (local.c); this node checks. Under block, cyclic
-		 * and plane rank 0 runs on node 0 of the step, whatever srun saw. */
+		 * and plane rank 0 runs on node 0 of the step, read here from
+		 * SLURM_STEP_NODELIST (the same on every node; srun does not see
+		 * it and leaves the host empty). An arbitrary layout is srun's. */
+		if (strncmp(dist, "arbitrary", 9) == 0 && !plan.host[0]) {
+			rdzv_err(err, errlen, "-m arbitrary, but srun's %s names no host for rank 0",
+			         RDZV_STEP_PLAN_VAR);
+			goto fail;
+		}
 		if (strncmp(dist, "arbitrary", 9) != 0) {
 			if (rdzv_master_host(nodelist, dist, NULL, st->master_host,
 			                     sizeof(st->master_host), err, errlen) < 0)
 				goto fail;
+			if (!plan.host[0])
+				snprintf(plan.host, sizeof(plan.host), "%s", st->master_host);
 			if (strcmp(st->master_host, plan.host) != 0) {
 				rdzv_err(err, errlen, "srun named %s as rank 0's node, but under "
 				         "distribution '%s' it is %s, node 0 of SLURM_STEP_NODELIST",

@@ -150,7 +150,7 @@ int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen
 		p->port_from_option = 1;
 	else if (!((size_t)(c3 - c2 - 1) == 7 && strncmp(c2 + 1, "derived", 7) == 0))
 		return rdzv_err(err, errlen, "%s '%.64s': unknown port source", RDZV_STEP_PLAN_VAR, s);
-	if (strlen(c3 + 1) >= sizeof(p->host) || !host_valid(c3 + 1))
+	if (strlen(c3 + 1) >= sizeof(p->host) || (c3[1] && !host_valid(c3 + 1)))
 		return rdzv_err(err, errlen, "%s '%.64s': bad host", RDZV_STEP_PLAN_VAR, s);
 	strcpy(p->host, c3 + 1);
 	p->job_id = (uint32_t)job;

@@ -38,7 +38,10 @@ int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
 /* The step plan: what srun (the local context) decided for the step, handed
  * to every node in the step's environment (RDZV_STEP_PLAN_VAR) so that nodes
  * never derive different answers: "JOB.STEP:PORT:SOURCE:HOST", SOURCE being
- * "option" (--rdzv-port) or "derived". The job and step ids tie the plan to
+ * "option" (--rdzv-port) or "derived", HOST empty when srun cannot know it
+ * (block, cyclic, plane: srun sees the allocation's node list, not the
+ * step's; every node then takes node 0 of SLURM_STEP_NODELIST, the same
+ * string on every node). The job and step ids tie the plan to
  * one step: a plan inherited by a step launched from inside another step is
  * not that step's and is ignored. */
 #define RDZV_STEP_PLAN_VAR "RDZV_STEP_PLAN"
@@ -47,14 +50,14 @@ struct rdzv_plan {
 	uint32_t job_id, step_id;
 	uint16_t port;
 	int port_from_option;      /* 1: --rdzv-port; 0: derived in srun */
-	char host[RDZV_HOST_MAX];  /* the node of rank 0, as Slurm names it */
+	char host[RDZV_HOST_MAX];  /* the node of rank 0, as Slurm names it, or "" */
 };
 
 /* Write the plan's text into buf. Returns 0, or -1 when it does not fit. */
 int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len);
 
 /* Parse a plan strictly (decimal ids, a port RDZV_PORT_MIN..MAX, a known
- * source, a host of valid characters). Returns 0 or -1 naming the bad part. */
+ * source, a host of valid characters or empty). Returns 0 or -1 naming the bad part. */
 int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen);
 
 /* Where srun's own command line puts an arbitrary layout: the value of the

@@ -185,7 +185,7 @@ static void test_plan(void)
 	static const char *bad[] = {
 		"", "1.2:29500:derived", "1:29500:derived:n1", "x.2:29500:derived:n1",
 		"1.2:80:derived:n1", "1.2:65536:derived:n1", "1.2:29500:guessed:n1",
-		"1.2:29500:derived:", "1.2:29500:derived:n1;rm", "1.2:29500:derived:n 1",
+		"1.2:29500:derived:n1;rm", "1.2:29500:derived:n 1",
 		"4294967296.0:29500:derived:n1", "1.2:29500:option:n1:extra", NULL,
 	};
 	size_t i;
@@ -216,6 +216,8 @@ static void test_plan(void)
 	   && rdzv_plan_parse(buf, &q, err, sizeof(err)) == 0 && q.port_from_option,
 	   "a --rdzv-port plan says so");
 	is_int(rdzv_plan_format(&p, buf, 10), -1, "a plan that does not fit is refused");
+	ok(rdzv_plan_parse("5.0:30000:derived:", &q, err, sizeof(err)) == 0 && q.host[0] == '\0'
+	   && q.port == 30000, "a plan without a host (block, cyclic, plane: the nodes read it) parses");
 }
 
 static void nodelist_case(const char *what, int rc_want, const char *want, int file_want,
