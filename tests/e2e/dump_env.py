@@ -13,12 +13,14 @@ from datetime import timedelta
 
 
 def emit(tag, env):
-    # One write(2) per variable, each well under PIPE_BUF: workers sharing
-    # torchrun's stdout pipe cannot interleave inside a line.
+    # One write(2) per variable, each under 1 KiB: workers sharing
+    # torchrun's stdout pipe cannot interleave inside a line (PIPE_BUF), nor
+    # can srun, which forwards task output in messages of up to 1 KiB.
+    # Longer values (PATH, LS_COLORS...) are cut, the same way in both runs.
     sys.stdout.flush()
     me = "%s:%d" % (os.uname().nodename, os.getpid())
     for k, v in sorted(env.items()):
-        line = "%s %s %s\n" % (tag, me, json.dumps([k, v[:2000]]))
+        line = "%s %s %s\n" % (tag, me, json.dumps([k, v[:600]]))
         os.write(1, line.encode())
     os.write(1, ("%s %s %s\n" % (tag, me, json.dumps(["", "END"]))).encode())
 
