@@ -7,7 +7,7 @@ exits 0 only when all hold:
   - LOCAL_WORLD_SIZE == number of tasks on that node, LOCAL_RANKs 0..k-1 there;
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
-  - TORCHELASTIC_USE_AGENT_STORE unset or False (no agent hosts a store).
+  - TORCHELASTIC_USE_AGENT_STORE never set;
 Usage: check_reports.py NTASKS [--master NAME] [--port PORT] [--per-node n1=3,n2=2]
                         [--launcher torchrun]  (workers of a per-node torchrun: their
                         SLURM_PROCID is the launcher's, and torchrun itself sets
@@ -46,6 +46,7 @@ def main(argv):
             bad.append(f"rank {e['RANK']}: WORLD_SIZE {e['WORLD_SIZE']}")
         if r["allreduce"] != r["expect"]:
             bad.append(f"rank {e['RANK']}: all-reduce {r['allreduce']} != {r['expect']}")
+        # unset, or "False" (issue 14: no agent hosts a store)
         if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] not in (None, "False"):
             bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE={e['TORCHELASTIC_USE_AGENT_STORE']}")
     for node, rs in by_node.items():
