@@ -7,7 +7,7 @@ exits 0 only when all hold:
   - LOCAL_WORLD_SIZE == number of tasks on that node, LOCAL_RANKs 0..k-1 there;
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
-  - TORCHELASTIC_USE_AGENT_STORE never set;
+  - TORCHELASTIC_USE_AGENT_STORE never set.
 Usage: check_reports.py NTASKS [--master NAME] [--port PORT] [--per-node n1=3,n2=2]
                         [--launcher torchrun]  (workers of a per-node torchrun: their
                         SLURM_PROCID is the launcher's, and torchrun itself sets
