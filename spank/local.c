@@ -6,8 +6,17 @@
 #include "hooks.h"
 #include "container_hooks.h" /* containers (issue 17) */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hostlist.h"
+#include "master.h"
+#include "port.h"
+#include "util.h"
+
+#define CMDLINE_MAX (1u << 20)
+#define HOSTFILE_MAX 65536
 
 extern char **environ;
 
@@ -66,15 +75,172 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 	return 0;
 }
 
-/* srun only, after the step's allocation is known: a one-launcher-per-node
- * mode with more tasks than nodes must put two launchers on some node; a
- * mode with a whole-step check runs it before anything launches. */
+/* srun's own argv, from /proc/self/cmdline (SPANK gives plugins only the
+ * program's). Returns argc, or -1; *buf and *argv to free. */
+static int srun_argv(char **buf, char ***argv)
+{
+	size_t i, n = 0;
+	int argc = 0;
+	char *text = NULL;
+	FILE *f = fopen("/proc/self/cmdline", "re");
+
+	*buf = NULL;
+	*argv = NULL;
+	if (!f)
+		return -1;
+	if (!(text = malloc(CMDLINE_MAX + 1))) {
+		fclose(f);
+		return -1;
+	}
+	n = fread(text, 1, CMDLINE_MAX, f);
+	fclose(f);
+	text[n] = '\0';
+	for (i = 0; i < n; i++)
+		argc += text[i] == '\0';
+	if (!(*argv = calloc((size_t)argc + 1, sizeof(char *)))) {
+		free(text);
+		return -1;
+	}
+	for (i = 0, argc = 0; i < n; i += strlen(text + i) + 1)
+		(*argv)[argc++] = text + i;
+	*buf = text;
+	return argc;
+}
+
+/* The node of rank 0 under -m arbitrary: srun lays task i on the i-th host of
+ * -w/--nodelist or -F/--nodefile, or, when neither is given, of the file
+ * named by SLURM_HOSTFILE (src/common/slurm_opt.c, _validate_nodelist: -w
+ * wins over SLURM_HOSTFILE). Only srun knows: nothing of it reaches the
+ * nodes' environment (SLURM_STEP_NODELIST is sorted). Read here, as the
+ * user, on the submit host. */
+static int arbitrary_first_host(char *host, size_t hostlen, char *err, size_t errlen)
+{
+	char *buf = NULL, **av = NULL, *text = NULL, value[8192];
+	const char *hostfile = getenv("SLURM_HOSTFILE"), *from;
+	int ac = srun_argv(&buf, &av), is_file = 0, rc, rv = -1;
+
+	if (ac < 0) {
+		rdzv_err(err, errlen, "-m arbitrary: cannot read srun's command line");
+		goto fail;
+	}
+	rc = rdzv_srun_arg_nodelist(ac, av, value, sizeof(value), &is_file, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (rc == 0 && !(hostfile && *hostfile)) {
+		rdzv_err(err, errlen, "-m arbitrary without -w/--nodelist, -F/--nodefile or "
+		         "SLURM_HOSTFILE: the node of rank 0 is unknown");
+		goto fail;
+	}
+	from = rc > 0 ? (is_file ? "srun's node file" : "srun -w") : "SLURM_HOSTFILE";
+	if (rc > 0 && !is_file) {
+		if (rdzv_hostlist_nth(value, 0, host, hostlen, err, errlen) < 0)
+			goto fail;
+	} else {
+		const char *path = rc > 0 ? value : hostfile;
+
+		if (!(text = rdzv_read_head(path, HOSTFILE_MAX))) {
+			rdzv_err(err, errlen, "-m arbitrary: cannot read %s %.200s", from, path);
+			goto fail;
+		}
+		if (rdzv_hostfile_first(text, host, hostlen, err, errlen) < 0)
+			goto fail;
+	}
+	rv = 0;
+fail:
+	free(text);
+	free(av);
+	free(buf);
+	return rv;
+}
+
+/* Whether host is one of the job's nodes (SLURM_NODELIST in srun: the
+ * allocation's, or the step's when srun made the allocation). 1 yes, 0 no,
+ * -1 unknown. A guard against misreading srun's command line, so only the
+ * first IN_STEP_MAX nodes are compared (each lookup walks the list). */
+#define IN_STEP_MAX 1024u
+static int in_step(const char *host)
+{
+	const char *list = getenv("SLURM_NODELIST");
+	char h[RDZV_HOST_MAX];
+	uint32_t i;
+
+	if (!list)
+		return -1;
+	for (i = 0; i < IN_STEP_MAX && rdzv_hostlist_nth(list, i, h, sizeof(h), NULL, 0) == 0; i++)
+		if (strcmp(h, host) == 0)
+			return 1;
+	return i && i < IN_STEP_MAX ? 0 : -1;
+}
+
+/* Decide the step's port, and under -m arbitrary rank 0's host, once, here,
+ * and hand them to the nodes (master.h: the step plan). The nodes only check
+ * them: nodes whose ip_local_port_range differ would otherwise derive
+ * different ports, and only srun knows an arbitrary layout. */
+static int local_plan(spank_t sp, const struct rdzv_mode *mode)
+{
+	struct rdzv_plan plan;
+	struct rdzv_port_range eph, *ephp = NULL;
+	const char *dist = getenv("SLURM_DISTRIBUTION"), *list = getenv("SLURM_NODELIST");
+	char err[RDZV_ERRLEN], text[RDZV_HOST_MAX + 64];
+
+	memset(&plan, 0, sizeof(plan));
+	if (spank_get_item(sp, S_JOB_ID, &plan.job_id) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_STEPID, &plan.step_id) != ESPANK_SUCCESS)
+		return 0; /* the nodes decide alone, as without srun's plugin */
+	if (dist && strncmp(dist, "arbitrary", 9) == 0) {
+		if (arbitrary_first_host(plan.host, sizeof(plan.host), err, sizeof(err)) < 0)
+			goto fail;
+		if (in_step(plan.host) == 0) {
+			rdzv_err(err, sizeof(err), "-m arbitrary: rank 0's host %s is not one of "
+			         "the job's nodes (%.200s)", plan.host, list ? list : "?");
+			goto fail;
+		}
+	}
+	/* Otherwise the host stays empty: srun sees the allocation's node list
+	 * here (SLURM_NODELIST), not the step's, and SPANK gives srun no item
+	 * with it; the nodes take node 0 of SLURM_STEP_NODELIST, the same
+	 * string on every node (tests/0028, a step on part of an allocation). */
+	if (rdzv.opts.port) {
+		plan.port = rdzv.opts.port;
+		plan.port_from_option = 1;
+	} else {
+		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
+			ephp = &eph;
+		if (rdzv_port_derive(plan.job_id, plan.step_id, &rdzv.conf.port_range, ephp,
+		                     &plan.port, err, sizeof(err)) < 0)
+			goto fail;
+	}
+	if (rdzv_plan_format(&plan, text, sizeof(text)) < 0) {
+		rdzv_err(err, sizeof(err), "rank 0's host name is too long");
+		goto fail;
+	}
+	/* srun's own environment: spank_setenv is for the remote context; srun
+	 * merges its environ into the step's after local_user_init
+	 * (src/srun/srun_job.c, pre_launch_srun_job). */
+	if (setenv(RDZV_STEP_PLAN_VAR, text, 1) != 0) {
+		rdzv_err(err, sizeof(err), "cannot set %s", RDZV_STEP_PLAN_VAR);
+		goto fail;
+	}
+	return 0;
+fail:
+	slurm_error(RDZV_TAG ": --rdzv=%s: %s", mode->name, err);
+	return -1;
+}
+
+/* srun only, after the step's allocation is known: the step plan; a
+ * one-launcher-per-node mode with more tasks than nodes must put two
+ * launchers on some node; a mode with a whole-step check runs it before
+ * anything launches. */
 int rdzv_local_user_init(spank_t sp)
 {
 	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
 	uint32_t nnodes = 0, ntasks = 0;
 
-	if (!mode || (!(mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) && !mode->check))
+	if (!mode || !mode->fill)
+		return 0;
+	if (local_plan(sp, mode) < 0)
+		return -1;
+	if (!(mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) && !mode->check)
 		return 0;
 	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS)

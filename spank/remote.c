@@ -159,6 +159,72 @@ static int check_step(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 	return check < 0 ? -1 : 0;
 }
 
+/* The step plan srun handed over (local.c), when it is this step's.
+ * Returns 1 (plan read), 0 (none for this step: srun ran without the
+ * plugin, or the variable was inherited from another step) or -1 (a plan
+ * for this step that does not parse). The variable is removed from the
+ * tasks' environment: a step started from inside a task must not see it. */
+static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *plan,
+                     char *err, size_t errlen)
+{
+	char text[RDZV_HOST_MAX + 64];
+	struct rdzv_plan p;
+	int rc = rdzv_job_getenv(sp, RDZV_STEP_PLAN_VAR, text, sizeof(text));
+
+	if (rc == 0)
+		return 0;
+	spank_unsetenv(sp, RDZV_STEP_PLAN_VAR);
+	if (rc < 0)
+		return rdzv_err(err, errlen, "%s is unreadable or too long", RDZV_STEP_PLAN_VAR);
+	if (rdzv_plan_parse(text, &p, err, errlen) < 0)
+		return -1;
+	if (p.job_id != st->job_id || p.step_id != st->step_id)
+		return 0;
+	*plan = p;
+	return 1;
+}
+
+/* MASTER_ADDR/MASTER_PORT (or the mode's equivalents) the user exported are
+ * kept, a deliberate choice, but checked like the plugin's own: the address
+ * resolves here and names rank 0's node, the port is in range. A stale
+ * export fails every task at once, naming the variable, where it would
+ * otherwise hang in init_process_group. */
+static int check_user_address(spank_t sp, const struct rdzv_step *st, char *err, size_t errlen)
+{
+	const struct rdzv_mode *m = rdzv.mode;
+	char val[RDZV_HOST_MAX + 16], host[RDZV_HOST_MAX];
+	uint16_t port;
+	int rc;
+
+	if (m->addr_var && (rc = rdzv_job_getenv(sp, m->addr_var, val, sizeof(val))) != 0) {
+		if (rc < 0)
+			return rdzv_err(err, errlen, "%s (exported) is too long", m->addr_var);
+		if (strcmp(val, st->master_addr) != 0
+		    && rdzv_master_check_user(m->addr_var, val, st->master_host, err, errlen) < 0)
+			return -1;
+	}
+	if (m->port_var && (rc = rdzv_job_getenv(sp, m->port_var, val, sizeof(val))) != 0) {
+		if (rc < 0 || rdzv_port_parse(val, &port, NULL, 0) < 0)
+			return rdzv_err(err, errlen, "%s=%.32s (exported) is not a port %d-%d: unset "
+			                "it (the plugin sets it)", m->port_var, rc < 0 ? "..." : val,
+			                RDZV_PORT_MIN, RDZV_PORT_MAX);
+	}
+	if (m->hostport_var && (rc = rdzv_job_getenv(sp, m->hostport_var, val, sizeof(val))) != 0) {
+		char why[RDZV_ERRLEN];
+
+		if (rc < 0 || rdzv_hostport_split(val, host, sizeof(host), &port, why,
+		                                  sizeof(why)) < 0)
+			return rdzv_err(err, errlen, "%s=%.64s (exported): %s; unset it (the plugin "
+			                "sets it)", m->hostport_var, rc < 0 ? "..." : val,
+			                rc < 0 ? "too long" : why);
+		if (strcmp(host, st->master_addr) != 0
+		    && rdzv_master_check_user(m->hostport_var, host, st->master_host, err,
+		                              errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
 {
 	struct rdzv_step *st = &rdzv.step;
@@ -167,7 +233,9 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	uint32_t env_tasks = 0, env_nodes = 0;
 	struct rdzv_port_range eph, *ephp = NULL;
 	enum rdzv_port_source src;
-	int rv = -1;
+	struct rdzv_plan plan;
+	const char *src_name = "?";
+	int rv = -1, rc;
 
 	/* A step across the components of a heterogeneous job is run by one
 	 * slurmstepd per component, each with its own job id, node ids and task
@@ -192,27 +260,77 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing");
 	if (rdzv_job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
 		dist[0] = '\0';
-	if (strncmp(dist, "arbitrary", 9) == 0
-	    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
-		hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
-	if (rdzv_master_host(nodelist, dist, hosttext, st->master_host, sizeof(st->master_host),
-	                     err, errlen) < 0)
+	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
+		resv[0] = '\0';
+	rc = read_plan(sp, st, &plan, err, errlen);
+	if (rc < 0)
 		goto fail;
+	if (rc > 0) {
+		/* srun decided (local.c); this node checks. Under block, cyclic
+		 * and plane rank 0 runs on node 0 of the step, read here from
+		 * SLURM_STEP_NODELIST (the same on every node; srun does not see
+		 * it and leaves the host empty). An arbitrary layout is srun's. */
+		if (strncmp(dist, "arbitrary", 9) == 0 && !plan.host[0]) {
+			rdzv_err(err, errlen, "-m arbitrary, but srun's %s names no host for rank 0",
+			         RDZV_STEP_PLAN_VAR);
+			goto fail;
+		}
+		if (strncmp(dist, "arbitrary", 9) != 0) {
+			if (rdzv_master_host(nodelist, dist, NULL, st->master_host,
+			                     sizeof(st->master_host), err, errlen) < 0)
+				goto fail;
+			if (!plan.host[0])
+				snprintf(plan.host, sizeof(plan.host), "%s", st->master_host);
+			if (strcmp(st->master_host, plan.host) != 0) {
+				rdzv_err(err, errlen, "srun named %s as rank 0's node, but under "
+				         "distribution '%s' it is %s, node 0 of SLURM_STEP_NODELIST",
+				         plan.host, dist[0] ? dist : "block", st->master_host);
+				goto fail;
+			}
+		}
+		snprintf(st->master_host, sizeof(st->master_host), "%s", plan.host);
+		if (plan.port_from_option) {
+			st->port = plan.port;
+			src_name = "--rdzv-port";
+		} else if (resv[0]) {
+			if (rdzv_resv_ports_first(resv, &st->port, err, errlen) < 0)
+				goto fail;
+			src_name = "SLURM_STEP_RESV_PORTS";
+		} else {
+			st->port = plan.port;
+			src_name = "job/step id, by srun";
+		}
+	} else {
+		/* No plan for this step: srun ran without the plugin (a submit
+		 * host without this plugstack line). Each node decides alone,
+		 * which agrees except under -m arbitrary -w and for nodes with
+		 * different ip_local_port_range files. */
+		if (strncmp(dist, "arbitrary", 9) == 0
+		    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
+			hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
+		if (rdzv_master_host(nodelist, dist, hosttext, st->master_host,
+		                     sizeof(st->master_host), err, errlen) < 0)
+			goto fail;
+		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
+			ephp = &eph;
+		if (rdzv_port_choose(rdzv.opts.port, resv, st->job_id, st->step_id,
+		                     &rdzv.conf.port_range, ephp, &st->port, &src, err, errlen) < 0)
+			goto fail;
+		src_name = src == RDZV_PORT_FROM_DERIVED ? "job/step id, on this node"
+		                                         : rdzv_port_source_name(src);
+	}
+	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
 	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
 	                     sizeof(st->master_addr), err, errlen) < 0)
 		goto fail;
-	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
-		resv[0] = '\0';
-	if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
-		ephp = &eph;
-	if (rdzv_port_choose(rdzv.opts.port, resv, st->job_id, st->step_id, &rdzv.conf.port_range,
-	                     ephp, &st->port, &src, err, errlen) < 0)
+	if (check_user_address(sp, st, err, errlen) < 0)
 		goto fail;
-	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", rdzv_port_source_name(src));
 	st->gpus_on_node = -1;
 	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
 	    || rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
 		st->gpus_on_node = count_list(gpus);
+	if (spank_get_item(sp, S_STEP_CPUS_PER_TASK, &st->cpus_per_task) != ESPANK_SUCCESS)
+		st->cpus_per_task = 0;
 	if (copy_argv(sp, st) < 0) {
 		rdzv_err(err, errlen, "out of memory copying the command line");
 		goto fail;
@@ -316,12 +434,12 @@ int rdzv_remote_user_init(spank_t sp)
  * with the mode's fill (a pure function); the others are printed once, with
  * where they came from and whether the user's own value won. Binding prints
  * its own per-task rows in its verbose mode. */
-static void print_table(spank_t sp, const struct rdzv_envset *env)
+static void print_table(spank_t sp, const struct rdzv_envset *env, const struct rdzv_envset *late)
 {
 	const struct rdzv_step *st = &rdzv.step;
 	const char *node = rdzv.nodename[0] ? rdzv.nodename : "?";
 	struct rdzv_envset **rows = NULL;
-	char err[RDZV_ERRLEN];
+	char err[RDZV_ERRLEN], note[RDZV_ERRLEN];
 	uint32_t lid;
 	size_t i;
 
@@ -357,6 +475,8 @@ static void print_table(spank_t sp, const struct rdzv_envset *env)
 		}
 		fprintf(stderr, "\n");
 	}
+	if (rdzv.mode && rdzv.mode->explain && rdzv.mode->explain(st, note, sizeof(note)) > 0)
+		fprintf(stderr, RDZV_TAG ": %s:   %s\n", node, note);
 	for (i = 0; i < env->n; i++) {
 		const struct rdzv_env_entry *e = &env->v[i];
 		const struct rdzv_env_entry *e0 = rows ? rdzv_envset_find(rows[0], e->name) : NULL;
@@ -376,6 +496,9 @@ static void print_table(spank_t sp, const struct rdzv_envset *env)
 		else
 			fprintf(stderr, RDZV_TAG ": %s:   %s=%s (%s)\n", node, e->name, e->value, e->origin);
 	}
+	for (i = 0; late && i < late->n; i++)
+		fprintf(stderr, RDZV_TAG ": %s:   task %u: %s=%s (%s, after binding)\n", node, 0u,
+		        late->v[i].name, late->v[i].value ? late->v[i].value : "", late->v[i].origin);
 	for (lid = 0; rows && lid < st->local_ntasks; lid++)
 		rdzv_envset_destroy(rows[lid]);
 	free(rows);
@@ -397,7 +520,8 @@ int rdzv_remote_task_init(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
 	struct rdzv_task t = { 0, 0, -1 };
-	struct rdzv_envset *env = NULL;
+	struct rdzv_envset *env = NULL, *late = NULL;
+	char stale[1024];
 	struct task_env tenv = { sp };
 	struct rdzv_env_ops ops = { env_get, env_set, env_unset, &tenv };
 	int local_id = 0;
@@ -421,11 +545,27 @@ int rdzv_remote_task_init(spank_t sp)
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err);
 	rdzv_container_report_task(sp, &t, env); /* containers (issue 17) */
+	/* Variables that follow the task's final environment (JAX's device
+	 * ids follow CUDA_VISIBLE_DEVICES as binding left it). */
+	if (rdzv.mode && rdzv.mode->fill_late) {
+		t.visible_gpus = task_visible_gpus(sp);
+		if (!(late = rdzv_envset_create())
+		    || rdzv.mode->fill_late(&rdzv.step, &t, late, err, sizeof(err)) < 0
+		    || rdzv_envset_apply(late, &ops, err, sizeof(err)) < 0)
+			fail_task(t.rank, 1, late ? err : "out of memory");
+	}
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
-		print_table(sp, env);
+		print_table(sp, env, late);
+	/* Exported identity variables the step replaced, and exported
+	 * addresses it kept: one line, from rank 0, verbose or not (a stale
+	 * RANK=0 in a batch script is worth knowing about). */
+	if (t.rank == 0 && rdzv_envset_stale(env, stale, sizeof(stale)) != 0)
+		fprintf(stderr, RDZV_TAG ": warning: %s\n", stale);
 	if (mode_warning[0] && t.rank == 0)
 		fprintf(stderr, RDZV_TAG ": warning: %s\n", mode_warning);
+	fflush(stderr);
 	rdzv_envset_destroy(env);
+	rdzv_envset_destroy(late);
 	return 0;
 }
 

@@ -125,6 +125,81 @@ int rdzv_envset_addf(struct rdzv_envset *set, const char *origin, const char *na
 	return rdzv_envset_add(set, name, buf, RDZV_SET_DEFAULT, origin, err, errlen) < 0 ? -1 : 0;
 }
 
+int rdzv_envset_addfx(struct rdzv_envset *set, const char *origin, enum rdzv_policy policy,
+                      unsigned flags, const char *name, char *err, size_t errlen,
+                      const char *fmt, ...)
+{
+	char buf[RDZV_VALUE_MAX];
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return rdzv_err(err, errlen, "%s: value too long", name);
+	if (policy == RDZV_SET_UNSET)
+		return rdzv_err(err, errlen, "%s: a formatted entry cannot be UNSET", name);
+	rc = rdzv_envset_add(set, name, buf, policy, origin, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		find(set, name)->flags = flags;
+	return 0;
+}
+
+/* Append "text" to buf at *used; on overflow end buf with "...". */
+static int append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len - *used) {
+		if (len >= 4)
+			strcpy(buf + len - 4, "...");
+		*used = len - 1;
+		return -1;
+	}
+	*used += (size_t)n;
+	return 0;
+}
+
+int rdzv_envset_stale(const struct rdzv_envset *set, char *buf, size_t len)
+{
+	size_t i, used = 0;
+	int pass, any = 0;
+
+	if (!buf || len == 0)
+		return -1;
+	buf[0] = '\0';
+	for (pass = 0; pass < 2; pass++) {
+		int first = 1;
+
+		for (i = 0; set && i < set->n; i++) {
+			const struct rdzv_env_entry *e = &set->v[i];
+			int hit = pass == 0 ? (e->flags & RDZV_ENV_IDENTITY) && e->outcome == RDZV_OUT_ENFORCED
+			                    : (e->flags & RDZV_ENV_ADDRESS) && e->outcome == RDZV_OUT_USER_KEPT;
+
+			if (!hit)
+				continue;
+			if (append(buf, len, &used, "%s%s%s=%.64s (%s %.64s)",
+			           first ? (any ? "; " : "") : ", ",
+			           first ? (pass == 0 ? "replaced exported " : "kept exported ") : "",
+			           e->name, e->user_value ? e->user_value : "",
+			           pass == 0 ? "now" : "rdzv would set", e->value) < 0)
+				return -1;
+			first = 0;
+			any = 1;
+		}
+	}
+	return any;
+}
+
 /* The user's value is kept for the verbose table ("user value kept",
  * "enforced over ..."), so losing it to a failed copy is an error. */
 static int keep_user_value(struct rdzv_env_entry *e, const char *cur, char *err,

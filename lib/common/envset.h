@@ -35,7 +35,16 @@ struct rdzv_env_entry {
 	char origin[48];        /* "rdzv", "binding", "profile h100", ... */
 	enum rdzv_outcome outcome;
 	char *user_value;       /* the user's value when it won or was replaced */
+	unsigned flags;         /* RDZV_ENV_* below */
 };
+
+/* Entry flags, for the one warning line of a step (rdzv_envset_stale):
+ * IDENTITY  the step's identity (RANK, WORLD_SIZE...): added ENFORCE, an
+ *           exported value that differed is named as replaced;
+ * ADDRESS   where rank 0 listens (MASTER_ADDR, MASTER_PORT): added DEFAULT,
+ *           an exported value that differed is kept and named as kept. */
+#define RDZV_ENV_IDENTITY 0x1u
+#define RDZV_ENV_ADDRESS 0x2u
 
 struct rdzv_envset {
 	struct rdzv_env_entry *v;
@@ -69,6 +78,18 @@ int rdzv_envset_add(struct rdzv_envset *set, const char *name, const char *value
 int rdzv_envset_addf(struct rdzv_envset *set, const char *origin, const char *name,
                      char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/* printf-style entry with a policy and RDZV_ENV_* flags. */
+int rdzv_envset_addfx(struct rdzv_envset *set, const char *origin, enum rdzv_policy policy,
+                      unsigned flags, const char *name, char *err, size_t errlen,
+                      const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+/* After apply: one line naming the exported values that differed from the
+ * step's, "replaced RANK=0 (now 3), ...; kept MASTER_ADDR=n1 (rdzv: n3)"
+ * (without a trailing newline). Returns 1 when there is something to say,
+ * 0 when not (buf ""), -1 when it does not fit (buf holds a truncated line
+ * ending in "..."). */
+int rdzv_envset_stale(const struct rdzv_envset *set, char *buf, size_t len);
 
 const struct rdzv_env_entry *rdzv_envset_find(const struct rdzv_envset *set,
                                               const char *name);

@@ -1,12 +1,14 @@
 #include "config.h"
 #include "master.h"
 #include "hostlist.h"
+#include "port.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -104,5 +106,249 @@ int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
 	freeaddrinfo(res);
 	if (rdzv_strlcpy(out, host, outlen) < 0)
 		return rdzv_err(err, errlen, "host name %.64s... too long", host);
+	return 0;
+}
+
+/* ---- the step plan ---- */
+
+static int host_valid(const char *h)
+{
+	size_t i;
+
+	if (!h[0])
+		return 0;
+	for (i = 0; h[i]; i++)
+		if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '_' && h[i] != '.')
+			return 0;
+	return 1;
+}
+
+int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%u.%u:%u:%s:%s", p->job_id, p->step_id, p->port,
+	                 p->port_from_option ? "option" : "derived", p->host);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen)
+{
+	const char *dot, *c1, *c2, *c3;
+	uint64_t job, step, port;
+
+	memset(p, 0, sizeof(*p));
+	if (!s || !(dot = strchr(s, '.')) || !(c1 = strchr(dot, ':')) || !(c2 = strchr(c1 + 1, ':'))
+	    || !(c3 = strchr(c2 + 1, ':')))
+		return rdzv_err(err, errlen, "%s '%.64s': expected JOB.STEP:PORT:SOURCE:HOST",
+		                RDZV_STEP_PLAN_VAR, s ? s : "");
+	if (rdzv_parse_u64n(s, (size_t)(dot - s), 0, UINT32_MAX, &job) < 0
+	    || rdzv_parse_u64n(dot + 1, (size_t)(c1 - dot - 1), 0, UINT32_MAX, &step) < 0)
+		return rdzv_err(err, errlen, "%s '%.64s': bad job or step id", RDZV_STEP_PLAN_VAR, s);
+	if (rdzv_parse_u64n(c1 + 1, (size_t)(c2 - c1 - 1), 1024, 65535, &port) < 0)
+		return rdzv_err(err, errlen, "%s '%.64s': bad port (1024-65535)", RDZV_STEP_PLAN_VAR, s);
+	if ((size_t)(c3 - c2 - 1) == 6 && strncmp(c2 + 1, "option", 6) == 0)
+		p->port_from_option = 1;
+	else if (!((size_t)(c3 - c2 - 1) == 7 && strncmp(c2 + 1, "derived", 7) == 0))
+		return rdzv_err(err, errlen, "%s '%.64s': unknown port source", RDZV_STEP_PLAN_VAR, s);
+	if (strlen(c3 + 1) >= sizeof(p->host) || (c3[1] && !host_valid(c3 + 1)))
+		return rdzv_err(err, errlen, "%s '%.64s': bad host", RDZV_STEP_PLAN_VAR, s);
+	strcpy(p->host, c3 + 1);
+	p->job_id = (uint32_t)job;
+	p->step_id = (uint32_t)step;
+	p->port = (uint16_t)port;
+	return 0;
+}
+
+/* ---- srun's command line ---- */
+
+/* srun's options that take a value (Slurm 22.05-26.05, src/common/slurm_opt.c,
+ * those srun accepts), and the plugin's own. A long option not listed here is
+ * taken to have no value unless written --name=value. */
+static const char srun_short_req[] = "ABCDFGJLMNSTWbcdeimnopqrtwx";
+static const char *const srun_long_req[] = {
+	"accel-bind", "account", "acctg-freq", "bb", "bbf", "bcast", "bcast-exclude", "begin",
+	"chdir", "cluster", "cluster-constraint", "clusters", "comment", "constraint",
+	"container", "container-id", "context", "core-spec", "cores-per-socket", "cpu-bind",
+	"cpu-freq", "cpu_bind", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot",
+	"dependency", "distribution", "epilog", "error", "exclude", "export", "extra",
+	"extra-node-info", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket",
+	"gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input", "job-name",
+	"jobid", "licenses", "mail-type", "mail-user", "mcs-label", "mem", "mem-bind",
+	"mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "msg-timeout", "network", "nodefile",
+	"nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
+	"ntasks-per-socket", "ntasks-per-tres", "open-mode", "output", "pack-group",
+	"partition", "prefer", "priority", "profile", "prolog", "qos", "relative",
+	"reservation", "resv-ports", "segment", "signal", "slurmd-debug", "sockets-per-node",
+	"switches", "task-epilog", "task-prolog", "tasks-per-node", "thread-spec", "threads",
+	"threads-per-core", "time", "time-min", "tmp", "tres-bind", "tres-per-task", "wait",
+	"wckey", "rdzv", "rdzv-port", "rdzv-bind", "nccl-profile", NULL
+};
+
+static int long_takes_value(const char *name, size_t n)
+{
+	size_t i;
+
+	for (i = 0; srun_long_req[i]; i++)
+		if (strlen(srun_long_req[i]) == n && strncmp(srun_long_req[i], name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 nodelist, 2 nodefile, 0 other: exact, or an abbreviation only these
+ * two long options share (getopt_long takes a unique prefix). */
+static int long_layout_option(const char *name, size_t n)
+{
+	if (n >= 5 && n <= 8 && strncmp(name, "nodelist", n) == 0)
+		return 1;
+	if (n >= 5 && n <= 8 && strncmp(name, "nodefile", n) == 0)
+		return 2;
+	return 0;
+}
+
+static int keep_value(const char *v, int is_file, char *out, size_t outlen, int *out_file,
+                      char *err, size_t errlen)
+{
+	if (rdzv_strlcpy(out, v, outlen) < 0)
+		return rdzv_err(err, errlen, "srun's node list option is longer than %zu bytes",
+		                outlen - 1);
+	*out_file = is_file || strchr(v, '/') != NULL;
+	return 1;
+}
+
+int rdzv_srun_arg_nodelist(int argc, char *const *argv, char *out, size_t outlen,
+                           int *is_file, char *err, size_t errlen)
+{
+	int i, found = 0;
+
+	for (i = 1; i < argc && argv && argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
+			break; /* the program and its arguments */
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			int which = long_layout_option(name, n);
+			const char *val = eq ? eq + 1 : NULL;
+
+			if (!eq && (which || long_takes_value(name, n))) {
+				if (i + 1 >= argc || !argv[i + 1])
+					return rdzv_err(err, errlen, "srun option --%.*s has no value",
+					                (int)n, name);
+				val = argv[++i];
+			}
+			if (which) {
+				found = keep_value(val, which == 2, out, outlen, is_file, err, errlen);
+				if (found < 0)
+					return -1;
+			}
+			continue;
+		}
+		for (a++; *a; a++) {
+			const char *val;
+
+			if (!strchr(srun_short_req, *a))
+				continue; /* a flag; the cluster goes on */
+			if (a[1])
+				val = a + 1;
+			else if (i + 1 < argc && argv[i + 1])
+				val = argv[++i];
+			else
+				return rdzv_err(err, errlen, "srun option -%c has no value", *a);
+			if (*a == 'w' || *a == 'F') {
+				found = keep_value(val, *a == 'F', out, outlen, is_file, err, errlen);
+				if (found < 0)
+					return -1;
+			}
+			break;
+		}
+	}
+	return found;
+}
+
+/* ---- a user's MASTER_ADDR ---- */
+
+static int same_address(const struct addrinfo *a, const struct addrinfo *b)
+{
+	for (; a; a = a->ai_next) {
+		const struct addrinfo *c;
+
+		for (c = b; c; c = c->ai_next) {
+			if (a->ai_family != c->ai_family)
+				continue;
+			if (a->ai_family == AF_INET
+			    && memcmp(&((struct sockaddr_in *)(void *)a->ai_addr)->sin_addr,
+			              &((struct sockaddr_in *)(void *)c->ai_addr)->sin_addr,
+			              sizeof(struct in_addr)) == 0)
+				return 1;
+			if (a->ai_family == AF_INET6
+			    && memcmp(&((struct sockaddr_in6 *)(void *)a->ai_addr)->sin6_addr,
+			              &((struct sockaddr_in6 *)(void *)c->ai_addr)->sin6_addr,
+			              sizeof(struct in6_addr)) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int rdzv_master_check_user(const char *var, const char *value, const char *master_host,
+                           char *err, size_t errlen)
+{
+	struct addrinfo hints, *mine = NULL, *theirs = NULL;
+	int rc, rv = -1;
+
+	if (!value || !*value)
+		return rdzv_err(err, errlen, "%s is exported empty: unset it (the plugin sets it)", var);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(value, NULL, &hints, &mine);
+	if (rc != 0 || !mine)
+		return rdzv_err(err, errlen,
+		                "%s=%.64s (exported) does not resolve on this node: %s; ranks here "
+		                "could never reach the rendezvous (unset it: the plugin sets it)",
+		                var, value, gai_strerror(rc));
+	if (master_host && strcmp(value, master_host) == 0) {
+		freeaddrinfo(mine);
+		return 0;
+	}
+	rc = master_host ? getaddrinfo(master_host, NULL, &hints, &theirs) : EAI_NONAME;
+	if (rc == 0 && theirs && same_address(mine, theirs))
+		rv = 0;
+	else
+		rdzv_err(err, errlen,
+		         "%s=%.64s (exported) is not %s, the node of rank 0 of this step: ranks "
+		         "would wait for a rendezvous store nobody serves there; unset %s (the "
+		         "plugin sets it) or export a name or address of %s", var, value,
+		         master_host ? master_host : "?", var, master_host ? master_host : "?");
+	freeaddrinfo(mine);
+	if (theirs)
+		freeaddrinfo(theirs);
+	return rv;
+}
+
+int rdzv_hostport_split(const char *s, char *host, size_t hostlen, uint16_t *port,
+                        char *err, size_t errlen)
+{
+	const char *colon, *h = s, *hend;
+
+	if (!s || !*s)
+		return rdzv_err(err, errlen, "empty HOST:PORT");
+	if (s[0] == '[') {
+		h = s + 1;
+		if (!(hend = strchr(h, ']')) || hend[1] != ':')
+			return rdzv_err(err, errlen, "'%.64s': expected [ADDRESS]:PORT", s);
+		colon = hend + 1;
+	} else {
+		if (!(colon = strrchr(s, ':')) || strchr(s, ':') != colon)
+			return rdzv_err(err, errlen, "'%.64s': expected HOST:PORT", s);
+		hend = colon;
+	}
+	if (hend == h || (size_t)(hend - h) >= hostlen)
+		return rdzv_err(err, errlen, "'%.64s': bad host", s);
+	if (rdzv_port_parse(colon + 1, port, err, errlen) < 0)
+		return -1;
+	memcpy(host, h, (size_t)(hend - h));
+	host[hend - h] = '\0';
 	return 0;
 }

@@ -3,6 +3,9 @@
 #define RDZV_MASTER_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "hostlist.h"
 
 /* The node running global task 0 of the step.
  * - distribution "arbitrary*": the first host of the hostfile (SLURM_HOSTFILE,
@@ -31,5 +34,54 @@ enum rdzv_addr_form {
  * not resolve: a rendezvous would otherwise hang in init_process_group. */
 int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
                      size_t outlen, char *err, size_t errlen);
+
+/* The step plan: what srun (the local context) decided for the step, handed
+ * to every node in the step's environment (RDZV_STEP_PLAN_VAR) so that nodes
+ * never derive different answers: "JOB.STEP:PORT:SOURCE:HOST", SOURCE being
+ * "option" (--rdzv-port) or "derived", HOST empty when srun cannot know it
+ * (block, cyclic, plane: srun sees the allocation's node list, not the
+ * step's; every node then takes node 0 of SLURM_STEP_NODELIST, the same
+ * string on every node). The job and step ids tie the plan to
+ * one step: a plan inherited by a step launched from inside another step is
+ * not that step's and is ignored. */
+#define RDZV_STEP_PLAN_VAR "RDZV_STEP_PLAN"
+
+struct rdzv_plan {
+	uint32_t job_id, step_id;
+	uint16_t port;
+	int port_from_option;      /* 1: --rdzv-port; 0: derived in srun */
+	char host[RDZV_HOST_MAX];  /* the node of rank 0, as Slurm names it, or "" */
+};
+
+/* Write the plan's text into buf. Returns 0, or -1 when it does not fit. */
+int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len);
+
+/* Parse a plan strictly (decimal ids, a port RDZV_PORT_MIN..MAX, a known
+ * source, a host of valid characters or empty). Returns 0 or -1 naming the bad part. */
+int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen);
+
+/* Where srun's own command line puts an arbitrary layout: the value of the
+ * last -w/--nodelist (a host list, or a file when it holds a '/'), or of
+ * -F/--nodefile (a file). argv is srun's (getopt_long with "+": options end
+ * at the first word that is not one, or at "--"; long options may be
+ * abbreviated to a unique prefix of srun's). Returns 1 with the value in
+ * out and *is_file set, 0 when neither option is given, -1 when the value
+ * does not fit or an option lacks its value. */
+int rdzv_srun_arg_nodelist(int argc, char *const *argv, char *out, size_t outlen,
+                           int *is_file, char *err, size_t errlen);
+
+/* A MASTER_ADDR (or PET_MASTER_ADDR, or the host of JAX_COORDINATOR_ADDRESS)
+ * the user exported, checked where the plugin would check its own: it must
+ * resolve on this node, and to an address of rank 0's node (master_host):
+ * its name, or an address that name resolves to. Anything else makes ranks
+ * wait for a rendezvous store nobody serves. var names the variable in
+ * messages. Returns 0 or -1 with the reason. */
+int rdzv_master_check_user(const char *var, const char *value, const char *master_host,
+                           char *err, size_t errlen);
+
+/* Split "host:port" or "[v6]:port" (JAX_COORDINATOR_ADDRESS) into host and
+ * port (RDZV_PORT_MIN..MAX). Returns 0 or -1. */
+int rdzv_hostport_split(const char *s, char *host, size_t hostlen, uint16_t *port,
+                        char *err, size_t errlen);
 
 #endif

@@ -6,8 +6,11 @@
  * ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, MASTER_ADDR, MASTER_PORT,
  * TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID
  * (see torch/distributed/elastic/agent/server/local_elastic_agent.py), plus
- * NODE_RANK (Megatron-LM, Lightning). Never TORCHELASTIC_USE_AGENT_STORE:
- * with it, ranks wait for a store that only a torchrun agent would host.
+ * NODE_RANK (Megatron-LM, Lightning), TORCHELASTIC_USE_AGENT_STORE=False (no
+ * agent hosts a store: rank 0 does), TORCH_NCCL_ASYNC_ERROR_HANDLING and
+ * OMP_NUM_THREADS as torchrun 2.x sets them. Identity variables replace a
+ * user's exports; MASTER_ADDR/MASTER_PORT exported by the user are kept and
+ * checked (spank/remote.c). tests/0029 compares all of it with real torchrun.
  *
  * torchrun: torchrun reads every flag from PET_<FLAG> (torch.distributed.run,
  * "env" defaults of its argparse actions), so one task per node running a
@@ -28,25 +31,54 @@
 
 #define ORIGIN "rdzv"
 
+#define ID(name, ...) rdzv_envset_addfx(env, ORIGIN, RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, name, \
+                                       err, errlen, __VA_ARGS__)
+#define AT(name, ...) rdzv_envset_addfx(env, ORIGIN, RDZV_SET_DEFAULT, RDZV_ENV_ADDRESS, name, \
+                                       err, errlen, __VA_ARGS__)
+
+/* OMP_NUM_THREADS as torchrun sets it (torch/distributed/run.py: 1 when a
+ * node runs more than one worker and the user did not set it), except that
+ * a task Slurm gave several CPUs (--cpus-per-task) gets that count. One task
+ * on a node gets nothing: OpenMP then sizes itself to the task's CPUs. */
+static int fill_omp(const struct rdzv_step *s, struct rdzv_envset *env, char *err,
+                    size_t errlen)
+{
+	if (s->local_ntasks <= 1)
+		return 0;
+	return rdzv_envset_addf(env, ORIGIN, "OMP_NUM_THREADS", err, errlen, "%u",
+	                        s->cpus_per_task > 1 ? s->cpus_per_task : 1);
+}
+
 int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
                     struct rdzv_envset *env, char *err, size_t errlen)
 {
-	if (rdzv_envset_addf(env, ORIGIN, "RANK", err, errlen, "%u", t->rank) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "LOCAL_RANK", err, errlen, "%u", t->local_rank) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "WORLD_SIZE", err, errlen, "%u", s->ntasks) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "LOCAL_WORLD_SIZE", err, errlen, "%u", s->local_ntasks) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "GROUP_RANK", err, errlen, "%u", s->node_id) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "GROUP_WORLD_SIZE", err, errlen, "%u", s->nnodes) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "ROLE_RANK", err, errlen, "%u", t->rank) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "ROLE_WORLD_SIZE", err, errlen, "%u", s->ntasks) < 0
+	/* Identity comes from the step, always: an exported RANK=0 left over in
+	 * a batch script would otherwise make ranks wait for peers that never
+	 * come (30 minutes, PyTorch's default timeout). Replacements are named
+	 * in one warning (remote.c). TORCHELASTIC_USE_AGENT_STORE=False too:
+	 * with True (inherited from a torchrun worker's environment) rank 0
+	 * would wait for a store that only a torchrun agent hosts. */
+	if (ID("RANK", "%u", t->rank) < 0
+	    || ID("LOCAL_RANK", "%u", t->local_rank) < 0
+	    || ID("WORLD_SIZE", "%u", s->ntasks) < 0
+	    || ID("LOCAL_WORLD_SIZE", "%u", s->local_ntasks) < 0
+	    || ID("GROUP_RANK", "%u", s->node_id) < 0
+	    || ID("GROUP_WORLD_SIZE", "%u", s->nnodes) < 0
+	    || ID("ROLE_RANK", "%u", t->rank) < 0
+	    || ID("ROLE_WORLD_SIZE", "%u", s->ntasks) < 0
+	    || ID("NODE_RANK", "%u", s->node_id) < 0
+	    || ID("TORCHELASTIC_USE_AGENT_STORE", "False") < 0
 	    || rdzv_envset_addf(env, ORIGIN, "ROLE_NAME", err, errlen, "default") < 0
-	    || rdzv_envset_addf(env, ORIGIN, "NODE_RANK", err, errlen, "%u", s->node_id) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "MASTER_ADDR", err, errlen, "%s", s->master_addr) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "MASTER_PORT", err, errlen, "%u", s->port) < 0
+	    || AT("MASTER_ADDR", "%s", s->master_addr) < 0
+	    || AT("MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_RUN_ID", err, errlen, "slurm-%u.%u",
 	                        s->job_id, s->step_id) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_RESTART_COUNT", err, errlen, "0") < 0
-	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_MAX_RESTARTS", err, errlen, "0") < 0)
+	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_MAX_RESTARTS", err, errlen, "0") < 0
+	    /* torchrun 2.x (local_elastic_agent.py): "1" unless the user set it */
+	    || rdzv_envset_addf(env, ORIGIN, "TORCH_NCCL_ASYNC_ERROR_HANDLING", err, errlen,
+	                        "1") < 0
+	    || fill_omp(s, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -58,11 +90,11 @@ static int fill_torchrun(const struct rdzv_step *s, const struct rdzv_task *t,
 {
 	int nproc = s->gpus_on_node > 0 ? s->gpus_on_node : 1;
 
-	if (rdzv_envset_addf(env, ORIGIN, "PET_NNODES", err, errlen, "%u", s->nnodes) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "PET_NODE_RANK", err, errlen, "%u", t->rank) < 0
+	if (ID("PET_NNODES", "%u", s->nnodes) < 0
+	    || ID("PET_NODE_RANK", "%u", t->rank) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "PET_NPROC_PER_NODE", err, errlen, "%d", nproc) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "PET_MASTER_ADDR", err, errlen, "%s", s->master_addr) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "PET_MASTER_PORT", err, errlen, "%u", s->port) < 0
+	    || AT("PET_MASTER_ADDR", "%s", s->master_addr) < 0
+	    || AT("PET_MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "PET_RDZV_ID", err, errlen, "slurm-%u.%u",
 	                        s->job_id, s->step_id) < 0)
 		return -1;
@@ -82,9 +114,9 @@ static int fill_deepspeed(const struct rdzv_step *s, const struct rdzv_task *t,
                           struct rdzv_envset *env, char *err, size_t errlen)
 {
 	if (rdzv_fill_torch(s, t, env, err, errlen) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "CROSS_RANK", err, errlen, "%u", s->node_id) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "CROSS_SIZE", err, errlen, "%u", s->nnodes) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "LOCAL_SIZE", err, errlen, "%u", s->local_ntasks) < 0)
+	    || ID("CROSS_RANK", "%u", s->node_id) < 0
+	    || ID("CROSS_SIZE", "%u", s->nnodes) < 0
+	    || ID("LOCAL_SIZE", "%u", s->local_ntasks) < 0)
 		return -1;
 	return 0;
 }
@@ -92,23 +124,61 @@ static int fill_deepspeed(const struct rdzv_step *s, const struct rdzv_task *t,
 /* megatron: torch's variables plus CUDA_DEVICE_MAX_CONNECTIONS=1, which
  * Megatron-LM's validate_args() asserts for tensor or context parallelism
  * before Blackwell (one hardware queue keeps its communication kernels
- * ordered ahead of the GEMMs they overlap with). Not set when the command
- * line asks for FSDP (--use-torch-fsdp2, --use-megatron-fsdp): there
- * validate_args() refuses CUDA_DEVICE_MAX_CONNECTIONS=1. A DEFAULT like
+ * ordered ahead of the GEMMs they overlap with), and refuses with FSDP
+ * (--use-torch-fsdp2, --use-megatron-fsdp). Set only when the command line
+ * shows TP or CP > 1 and no FSDP (rdzv_megatron_connections). A DEFAULT like
  * every variable here: a user's export (e.g. 8 on Blackwell) wins. */
+int rdzv_megatron_connections(const struct rdzv_step *s, char *why, size_t whylen)
+{
+	struct rdzv_megatron_layout l;
+	char msg[256];
+	const char *fsdp = rdzv_argscan_flag(s->argc, s->argv, "--use-torch-fsdp2") > 0
+	                   ? "--use-torch-fsdp2"
+	                   : rdzv_argscan_flag(s->argc, s->argv, "--use-megatron-fsdp") > 0
+	                   ? "--use-megatron-fsdp"
+	                   : rdzv_argscan_flag(s->argc, s->argv, "--use-custom-fsdp") > 0
+	                   ? "--use-custom-fsdp" : NULL;
+
+	if (fsdp) {
+		snprintf(why, whylen, "CUDA_DEVICE_MAX_CONNECTIONS not set: the command line asks "
+		         "for FSDP (%s), which Megatron refuses with it", fsdp);
+		return 0;
+	}
+	/* The command line only (no TP_SIZE...): a size read from a variable
+	 * says nothing about the flags the script will really pass. */
+	if (rdzv_megatron_read(s->argc, s->argv, NULL, &l, msg, sizeof(msg)) < 0) {
+		snprintf(why, whylen, "CUDA_DEVICE_MAX_CONNECTIONS not set: %s", msg);
+		return 0;
+	}
+	if (l.tp.n > 1 || l.cp.n > 1) {
+		snprintf(why, whylen, "CUDA_DEVICE_MAX_CONNECTIONS=1: the command line gives %s %llu",
+		         l.tp.n > 1 ? l.tp.from : l.cp.from,
+		         (unsigned long long)(l.tp.n > 1 ? l.tp.n : l.cp.n));
+		return 1;
+	}
+	snprintf(why, whylen, "CUDA_DEVICE_MAX_CONNECTIONS not set: the command line shows no "
+	         "tensor or context parallelism > 1 (a wrapper script hides its flags); export "
+	         "it yourself when TP or CP > 1 without FSDP");
+	return 0;
+}
+
 static int fill_megatron(const struct rdzv_step *s, const struct rdzv_task *t,
                          struct rdzv_envset *env, char *err, size_t errlen)
 {
-	int fsdp = rdzv_argscan_flag(s->argc, s->argv, "--use-torch-fsdp2") > 0
-	           || rdzv_argscan_flag(s->argc, s->argv, "--use-megatron-fsdp") > 0
-	           || rdzv_argscan_flag(s->argc, s->argv, "--use-custom-fsdp") > 0;
+	char why[256];
 
 	if (rdzv_fill_torch(s, t, env, err, errlen) < 0)
 		return -1;
-	if (!fsdp && rdzv_envset_addf(env, ORIGIN, "CUDA_DEVICE_MAX_CONNECTIONS", err, errlen,
-	                              "1") < 0)
+	if (rdzv_megatron_connections(s, why, sizeof(why)) > 0
+	    && rdzv_envset_addf(env, ORIGIN, "CUDA_DEVICE_MAX_CONNECTIONS", err, errlen, "1") < 0)
 		return -1;
 	return 0;
+}
+
+static int explain_megatron(const struct rdzv_step *s, char *buf, size_t len)
+{
+	rdzv_megatron_connections(s, buf, len);
+	return 1;
 }
 
 #define MSG_MAX 512
@@ -199,33 +269,47 @@ static int jax_local_ids(const struct rdzv_step *s, const struct rdzv_task *t, c
 static int fill_jax(const struct rdzv_step *s, const struct rdzv_task *t,
                     struct rdzv_envset *env, char *err, size_t errlen)
 {
-	char ids[RDZV_VALUE_MAX];
 	int v6 = strchr(s->master_addr, ':') != NULL;
 
-	if (rdzv_envset_addf(env, ORIGIN, "JAX_COORDINATOR_ADDRESS", err, errlen, "%s%s%s:%u",
-	                     v6 ? "[" : "", s->master_addr, v6 ? "]" : "", s->port) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "JAX_NUM_PROCESSES", err, errlen, "%u", s->ntasks) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "JAX_PROCESS_ID", err, errlen, "%u", t->rank) < 0)
+	if (AT("JAX_COORDINATOR_ADDRESS", "%s%s%s:%u", v6 ? "[" : "", s->master_addr,
+	       v6 ? "]" : "", s->port) < 0
+	    || ID("JAX_NUM_PROCESSES", "%u", s->ntasks) < 0
+	    || ID("JAX_PROCESS_ID", "%u", t->rank) < 0)
 		return -1;
+	return 0;
+}
+
+/* JAX_LOCAL_DEVICE_IDS, after binding: from the task's final
+ * CUDA_VISIBLE_DEVICES, which --rdzv-bind=isolate may have narrowed to one
+ * GPU after the mode's variables were computed. */
+static int fill_jax_late(const struct rdzv_step *s, const struct rdzv_task *t,
+                         struct rdzv_envset *env, char *err, size_t errlen)
+{
+	char ids[RDZV_VALUE_MAX];
+
 	if (jax_local_ids(s, t, ids, sizeof(ids)) == 0
 	    && rdzv_envset_addf(env, ORIGIN, "JAX_LOCAL_DEVICE_IDS", err, errlen, "%s", ids) < 0)
 		return -1;
 	return 0;
 }
 
+#define TORCH_ADDR "MASTER_ADDR", "MASTER_PORT", NULL
+
 static const struct rdzv_mode modes[] = {
-	{ "off", "the plugin sets nothing", 0, NULL, NULL },
+	{ "off", "the plugin sets nothing", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 	{ "torch", "one task per rank, torch.distributed env:// variables", 0, rdzv_fill_torch,
-	  NULL },
+	  NULL, NULL, NULL, TORCH_ADDR },
 	{ "torchrun", "one task per node running torchrun, PET_* variables",
-	  RDZV_MODE_ONE_TASK_PER_NODE, fill_torchrun, NULL },
+	  RDZV_MODE_ONE_TASK_PER_NODE, fill_torchrun, NULL, NULL, NULL, "PET_MASTER_ADDR",
+	  "PET_MASTER_PORT", NULL },
 	{ "deepspeed", "one task per rank, torch variables plus DeepSpeed's CROSS_RANK, "
-	  "CROSS_SIZE, LOCAL_SIZE", 0, fill_deepspeed, NULL },
-	{ "megatron", "one task per rank, torch variables plus CUDA_DEVICE_MAX_CONNECTIONS=1, "
-	  "layout checked before launch", 0, fill_megatron, check_megatron },
+	  "CROSS_SIZE, LOCAL_SIZE", 0, fill_deepspeed, NULL, NULL, NULL, TORCH_ADDR },
+	{ "megatron", "one task per rank, torch variables plus CUDA_DEVICE_MAX_CONNECTIONS=1 "
+	  "when the command line shows TP or CP > 1, layout checked before launch", 0,
+	  fill_megatron, check_megatron, NULL, explain_megatron, TORCH_ADDR },
 	{ "jax", "one task per rank, JAX_COORDINATOR_ADDRESS, JAX_LOCAL_DEVICE_IDS and friends",
-	  0, fill_jax, NULL },
-	{ NULL, NULL, 0, NULL, NULL },
+	  0, fill_jax, NULL, fill_jax_late, NULL, NULL, NULL, "JAX_COORDINATOR_ADDRESS" },
+	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct rdzv_mode *rdzv_modes(void)

@@ -24,6 +24,7 @@ struct rdzv_step {
 	int argc;               /* the step's command line (S_JOB_ARGV), copied; */
 	char **argv;            /* NULL-terminated, may be NULL when unknown */
 	char gpu_model[64];     /* the node's GPU model from the topology, or "" */
+	uint32_t cpus_per_task; /* Slurm's CPUs per task (S_STEP_CPUS_PER_TASK); 0 unknown */
 	/* The step's environment (S_JOB_ENV in slurmstepd, environ in srun),
 	 * borrowed for rdzv_mode_check_step only: set it just before the call
 	 * and clear it after; NULL when unknown. Mode checks read from it what
@@ -60,6 +61,19 @@ struct rdzv_mode {
 	            struct rdzv_envset *env, char *err, size_t errlen);
 	/* Whole-step check, NULL for modes without one. */
 	rdzv_mode_check_f check;
+	/* Variables added after binding, from the task's final environment:
+	 * task->visible_gpus is then the count of its final
+	 * CUDA_VISIBLE_DEVICES (JAX's device ids). NULL when none. */
+	int (*fill_late)(const struct rdzv_step *step, const struct rdzv_task *task,
+	                 struct rdzv_envset *env, char *err, size_t errlen);
+	/* A step-wide note for --rdzv-verbose (why a variable was or was not
+	 * set). Returns 1 with the note in buf, 0 when there is none. */
+	int (*explain)(const struct rdzv_step *step, char *buf, size_t len);
+	/* Where the mode tells ranks to meet; a user's export of these is kept
+	 * and checked (rdzv_master_check_user). NULL when the mode has none. */
+	const char *addr_var;      /* MASTER_ADDR */
+	const char *port_var;      /* MASTER_PORT */
+	const char *hostport_var;  /* JAX_COORDINATOR_ADDRESS ("host:port") */
 };
 
 /* The mode called name, or NULL. */
@@ -78,6 +92,13 @@ const struct rdzv_mode *rdzv_modes(void);
 int rdzv_mode_check_step(const struct rdzv_mode *mode, const struct rdzv_step *step,
                          char *err, size_t errlen);
 
+
+/* Whether Megatron mode sets CUDA_DEVICE_MAX_CONNECTIONS=1: 1 (yes) or 0
+ * (no), with the reason in why either way. Only tensor or context
+ * parallelism > 1 given on the step's command line counts: without it (a
+ * wrapper "srun bash train.sh" hides the flags) Megatron may run FSDP, whose
+ * check refuses the variable. */
+int rdzv_megatron_connections(const struct rdzv_step *step, char *why, size_t whylen);
 
 /* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
  * so that other modes (deepspeed, megatron) build on it. */

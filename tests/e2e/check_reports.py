@@ -66,8 +66,9 @@ def main(argv):
             bad.append(f"rank {e['RANK']}: WORLD_SIZE {e['WORLD_SIZE']}")
         if r["allreduce"] != r["expect"]:
             bad.append(f"rank {e['RANK']}: all-reduce {r['allreduce']} != {r['expect']}")
-        if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] is not None:
-            bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE set")
+        # unset, or "False" (issue 14: no agent hosts a store)
+        if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] not in (None, "False"):
+            bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE={e['TORCHELASTIC_USE_AGENT_STORE']}")
     for node, rs in by_node.items():
         lr = sorted(int(r["env"]["LOCAL_RANK"]) for r in rs)
         if lr != list(range(len(rs))):

@@ -343,10 +343,73 @@ static void test_apply(void)
 	mem_free(&m);
 }
 
+/* The one warning line of a step: exported identity values replaced,
+ * exported addresses kept; nothing when the exports agree. */
+static void test_stale(void)
+{
+	struct memenv m;
+	struct rdzv_env_ops ops = ops_for(&m);
+	struct rdzv_envset *set = rdzv_envset_create();
+	char line[512];
+
+	memset(&m, 0, sizeof(m));
+	if (!set)
+		skip_all("out of memory");
+	mem_set(&m, "RANK", "0");
+	mem_set(&m, "WORLD_SIZE", "16");
+	mem_set(&m, "LOCAL_RANK", "1");
+	mem_set(&m, "MASTER_ADDR", "n1");
+	mem_set(&m, "MASTER_PORT", "29500");
+	mem_set(&m, "OMP_NUM_THREADS", "4");
+	ok(rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "RANK", err,
+	                     sizeof(err), "%u", 3u) == 0
+	   && rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "WORLD_SIZE",
+	                        err, sizeof(err), "%u", 4u) == 0
+	   && rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "LOCAL_RANK",
+	                        err, sizeof(err), "%u", 1u) == 0
+	   && rdzv_envset_addfx(set, "rdzv", RDZV_SET_DEFAULT, RDZV_ENV_ADDRESS, "MASTER_ADDR",
+	                        err, sizeof(err), "%s", "n3") == 0
+	   && rdzv_envset_addfx(set, "rdzv", RDZV_SET_DEFAULT, RDZV_ENV_ADDRESS, "MASTER_PORT",
+	                        err, sizeof(err), "%u", 29500u) == 0
+	   && rdzv_envset_addf(set, "rdzv", "OMP_NUM_THREADS", err, sizeof(err), "1") == 0,
+	   "identity and address entries are added");
+	is_int(rdzv_envset_addfx(set, "rdzv", RDZV_SET_UNSET, 0, "X", err, sizeof(err), "x"), -1,
+	       "a formatted UNSET entry is refused");
+	is_int(rdzv_envset_stale(set, line, sizeof(line)), 0, "nothing to say before apply");
+	ok(rdzv_envset_apply(set, &ops, err, sizeof(err)) == 0, "apply");
+	is_str(mem_value(&m, "RANK"), "3", "an exported RANK=0 is replaced by the step's 3");
+	is_str(mem_value(&m, "WORLD_SIZE"), "4", "an exported WORLD_SIZE=16 is replaced");
+	is_str(mem_value(&m, "MASTER_ADDR"), "n1", "an exported MASTER_ADDR is kept");
+	is_str(mem_value(&m, "OMP_NUM_THREADS"), "4", "the user's OMP_NUM_THREADS is kept");
+	is_int(rdzv_envset_stale(set, line, sizeof(line)), 1, "there is something to say");
+	is_str(line, "replaced exported RANK=0 (now 3), WORLD_SIZE=16 (now 4); kept exported "
+	       "MASTER_ADDR=n1 (rdzv would set n3)", "one line: what was replaced, what was kept "
+	       "(not LOCAL_RANK, which agreed, nor MASTER_PORT or OMP_NUM_THREADS)");
+	ok(strchr(line, '\n') == NULL, "the line has no newline");
+	is_int(rdzv_envset_stale(set, line, 20), -1, "a line that does not fit says so");
+	ok(strlen(line) == 19 && strcmp(line + 16, "...") == 0, "and ends in '...' (%s)", line);
+	rdzv_envset_destroy(set);
+	mem_free(&m);
+
+	set = rdzv_envset_create();
+	if (!set)
+		skip_all("out of memory");
+	mem_set(&m, "RANK", "2");
+	rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "RANK", err,
+	                  sizeof(err), "2");
+	rdzv_envset_apply(set, &ops, err, sizeof(err));
+	is_int(rdzv_envset_stale(set, line, sizeof(line)), 0,
+	       "an export that agrees with the step is not worth a warning");
+	is_str(line, "", "and the line is empty");
+	rdzv_envset_destroy(set);
+	mem_free(&m);
+}
+
 int main(void)
 {
 	test_invalid();
 	test_add_rules();
 	test_apply();
+	test_stale();
 	return done_testing();
 }

@@ -178,11 +178,138 @@ static void test_addr(void)
 	   && strcmp(out, "127.0.0.1") == 0, "an address is kept as written in name form");
 }
 
+static void test_plan(void)
+{
+	struct rdzv_plan p, q;
+	char buf[512];
+	static const char *bad[] = {
+		"", "1.2:29500:derived", "1:29500:derived:n1", "x.2:29500:derived:n1",
+		"1.2:80:derived:n1", "1.2:65536:derived:n1", "1.2:29500:guessed:n1",
+		"1.2:29500:derived:n1;rm", "1.2:29500:derived:n 1",
+		"4294967296.0:29500:derived:n1", "1.2:29500:option:n1:extra", NULL,
+	};
+	size_t i;
+	int refused = 1;
+
+	for (i = 0; bad[i]; i++) {
+		err[0] = '\0';
+		if (rdzv_plan_parse(bad[i], &p, err, sizeof(err)) != -1
+		    || !strstr(err, RDZV_STEP_PLAN_VAR)) {
+			diag("accepted or unnamed: '%s' (%s)", bad[i], err);
+			refused = 0;
+		}
+	}
+	ok(refused, "malformed step plans are refused, naming %s", RDZV_STEP_PLAN_VAR);
+	is_int(rdzv_plan_parse(NULL, &p, err, sizeof(err)), -1, "a NULL plan is refused");
+	memset(&p, 0, sizeof(p));
+	p.job_id = 4000001;
+	p.step_id = 7;
+	p.port = 31234;
+	snprintf(p.host, sizeof(p.host), "gpu-a17.rack_3");
+	ok(rdzv_plan_format(&p, buf, sizeof(buf)) == 0
+	   && strcmp(buf, "4000001.7:31234:derived:gpu-a17.rack_3") == 0, "a plan formats (%s)", buf);
+	ok(rdzv_plan_parse(buf, &q, err, sizeof(err)) == 0 && q.job_id == 4000001 && q.step_id == 7
+	   && q.port == 31234 && !q.port_from_option && strcmp(q.host, p.host) == 0,
+	   "and parses back to the same plan");
+	p.port_from_option = 1;
+	ok(rdzv_plan_format(&p, buf, sizeof(buf)) == 0
+	   && rdzv_plan_parse(buf, &q, err, sizeof(err)) == 0 && q.port_from_option,
+	   "a --rdzv-port plan says so");
+	is_int(rdzv_plan_format(&p, buf, 10), -1, "a plan that does not fit is refused");
+	ok(rdzv_plan_parse("5.0:30000:derived:", &q, err, sizeof(err)) == 0 && q.host[0] == '\0'
+	   && q.port == 30000, "a plan without a host (block, cyclic, plane: the nodes read it) parses");
+}
+
+static void nodelist_case(const char *what, int rc_want, const char *want, int file_want,
+                          char **argv)
+{
+	char out[256];
+	int argc = 0, is_file = -1, rc;
+
+	while (argv[argc])
+		argc++;
+	out[0] = '\0';
+	rc = rdzv_srun_arg_nodelist(argc, argv, out, sizeof(out), &is_file, err, sizeof(err));
+	ok(rc == rc_want && (rc != 1 || (strcmp(out, want) == 0 && is_file == file_want)),
+	   "srun %s: %s", what, rc_want == 1 ? want : rc_want == 0 ? "no layout option" : "refused");
+	if (rc != rc_want)
+		diag("rc %d out '%s' err '%s'", rc, out, err);
+}
+
+#define ARGV(...) ((char *[]){ __VA_ARGS__, NULL })
+
+static void test_srun_args(void)
+{
+	char a[][48] = { "srun", "-m", "arbitrary", "-w", "n3,n1,n2", "-n3", "python", "x.py",
+	                 "-wn9", "--nodelist=n[3,1-2]", "--nodelist", "n2,n1", "-lw", "n5",
+	                 "-F", "/tmp/h", "--nodefile=./h", "-w", "-J", "name", "--", "--nodel=n7",
+	                 "--rdzv", "torch", "-N2", "-wn4", "--label", "hosts/x" };
+
+	nodelist_case("-w n3,n1,n2", 1, "n3,n1,n2", 0, ARGV(a[0], a[1], a[2], a[3], a[4], a[5], a[6]));
+	nodelist_case("-wn9", 1, "n9", 0, ARGV(a[0], a[8], a[6]));
+	nodelist_case("--nodelist=n[3,1-2]", 1, "n[3,1-2]", 0, ARGV(a[0], a[9], a[6]));
+	nodelist_case("--nodelist n2,n1", 1, "n2,n1", 0, ARGV(a[0], a[10], a[11], a[6]));
+	nodelist_case("-lw n5 (a flag cluster)", 1, "n5", 0, ARGV(a[0], a[12], a[13], a[6]));
+	nodelist_case("-F /tmp/h", 1, "/tmp/h", 1, ARGV(a[0], a[14], a[15], a[6]));
+	nodelist_case("--nodefile=./h", 1, "./h", 1, ARGV(a[0], a[16], a[6]));
+	nodelist_case("-w hosts/x (a path is a file)", 1, "hosts/x", 1, ARGV(a[0], a[3], a[27], a[6]));
+	nodelist_case("--nodel=n7 (an abbreviation)", 1, "n7", 0, ARGV(a[0], a[21], a[6]));
+	nodelist_case("the last -w wins", 1, "n4", 0, ARGV(a[0], a[3], a[4], a[25], a[6]));
+	nodelist_case("-w after the program is the program's", 0, "", 0,
+	              ARGV(a[0], a[1], a[2], a[6], a[7], a[3], a[4]));
+	nodelist_case("-w after -- is the program's", 0, "", 0, ARGV(a[0], a[20], a[3], a[4]));
+	nodelist_case("-J's value is not an option", 0, "", 0, ARGV(a[0], a[18], a[17], a[6]));
+	nodelist_case("--rdzv's value is skipped", 1, "n4", 0,
+	              ARGV(a[0], a[22], a[23], a[24], a[26], a[25], a[6]));
+	nodelist_case("-w without a value", -1, "", 0, ARGV(a[0], a[3]));
+	nodelist_case("--nodelist without a value", -1, "", 0, ARGV(a[0], a[10]));
+}
+
+static void test_user_addr(void)
+{
+	char host[64];
+	uint16_t port = 0;
+
+	is_int(rdzv_hostport_split("n1", host, sizeof(host), &port, err, sizeof(err)), -1,
+	       "HOST:PORT without a port is refused");
+	is_int(rdzv_hostport_split("n1:80", host, sizeof(host), &port, err, sizeof(err)), -1,
+	       "a port below 1024 is refused");
+	is_int(rdzv_hostport_split(":29500", host, sizeof(host), &port, err, sizeof(err)), -1,
+	       "an empty host is refused");
+	is_int(rdzv_hostport_split("fd00::1:29500", host, sizeof(host), &port, err, sizeof(err)), -1,
+	       "an unbracketed IPv6 address is refused");
+	is_int(rdzv_hostport_split("[fd00::1:29500", host, sizeof(host), &port, err, sizeof(err)), -1,
+	       "an unclosed bracket is refused");
+	ok(rdzv_hostport_split("n1:29500", host, sizeof(host), &port, err, sizeof(err)) == 0
+	   && strcmp(host, "n1") == 0 && port == 29500, "n1:29500 splits");
+	ok(rdzv_hostport_split("[fd00::1]:29501", host, sizeof(host), &port, err, sizeof(err)) == 0
+	   && strcmp(host, "fd00::1") == 0 && port == 29501, "[fd00::1]:29501 splits");
+
+	err[0] = '\0';
+	ok(rdzv_master_check_user("MASTER_ADDR", "rdzv-no-such-host.invalid", "localhost", err,
+	                          sizeof(err)) == -1 && strstr(err, "MASTER_ADDR=rdzv-no-such-host")
+	   && strstr(err, "does not resolve"), "an exported MASTER_ADDR that does not resolve is "
+	   "refused, naming the variable (%s)", err);
+	is_int(rdzv_master_check_user("MASTER_ADDR", "", "localhost", err, sizeof(err)), -1,
+	       "an empty exported MASTER_ADDR is refused");
+	ok(rdzv_master_check_user("MASTER_ADDR", "127.0.0.1", "127.0.0.1", err, sizeof(err)) == 0,
+	   "an exported MASTER_ADDR equal to rank 0's node passes");
+	ok(rdzv_master_check_user("MASTER_ADDR", "127.0.0.1", "localhost", err, sizeof(err)) == 0,
+	   "an exported address of rank 0's node passes (localhost = 127.0.0.1)");
+	err[0] = '\0';
+	ok(rdzv_master_check_user("PET_MASTER_ADDR", "127.0.0.2", "127.0.0.1", err, sizeof(err))
+	   == -1 && strstr(err, "PET_MASTER_ADDR=127.0.0.2") && strstr(err, "node of rank 0"),
+	   "an exported address of another node is refused: ranks would wait for nobody (%s)", err);
+}
+
 int main(void)
 {
 	test_invalid();
 	test_master_host();
 	test_hostfile();
 	test_addr();
+	test_plan();
+	test_srun_args();
+	test_user_addr();
 	return done_testing();
 }

@@ -33,7 +33,10 @@ static struct rdzv_envset *fill(const char *mode, const struct rdzv_step *s, uin
 	struct rdzv_envset *env = rdzv_envset_create();
 	char err[256];
 
-	if (!m || !env || m->fill(s, &t, env, err, sizeof(err)) < 0) {
+	/* fill_late runs after binding, with the task's final
+	 * CUDA_VISIBLE_DEVICES: here the visible count given. */
+	if (!m || !env || m->fill(s, &t, env, err, sizeof(err)) < 0
+	    || (m->fill_late && m->fill_late(s, &t, env, err, sizeof(err)) < 0)) {
 		diag("fill %s failed: %s", mode, m ? err : "no such mode");
 		rdzv_envset_destroy(env);
 		return NULL;
@@ -75,7 +78,13 @@ static void deepspeed(void)
 	is_str(val(env, "WORLD_SIZE"), "16", "WORLD_SIZE as in torch mode");
 	is_str(val(env, "MASTER_ADDR"), "n1", "MASTER_ADDR as in torch mode");
 	is_str(val(env, "MASTER_PORT"), "29511", "MASTER_PORT as in torch mode");
-	ok(!val(env, "TORCHELASTIC_USE_AGENT_STORE"), "never TORCHELASTIC_USE_AGENT_STORE");
+	is_str(val(env, "TORCHELASTIC_USE_AGENT_STORE"), "False",
+	       "TORCHELASTIC_USE_AGENT_STORE=False as in torch mode");
+	ok(rdzv_envset_find(env, "CROSS_RANK")->policy == RDZV_SET_ENFORCE
+	   && (rdzv_envset_find(env, "CROSS_RANK")->flags & RDZV_ENV_IDENTITY)
+	   && rdzv_envset_find(env, "CROSS_SIZE")->policy == RDZV_SET_ENFORCE
+	   && rdzv_envset_find(env, "LOCAL_SIZE")->policy == RDZV_SET_ENFORCE,
+	   "CROSS_RANK, CROSS_SIZE, LOCAL_SIZE are identity: they replace stale exports");
 	rdzv_envset_destroy(env);
 
 	s = step(6, 3, 2, 1); /* 3+2+1 */
@@ -84,27 +93,76 @@ static void deepspeed(void)
 	rdzv_envset_destroy(env);
 }
 
+static struct rdzv_envset *megatron_with(struct rdzv_step *s, char **argv, int argc,
+                                          char *why, size_t whylen)
+{
+	s->argc = argc;
+	s->argv = argv;
+	why[0] = '\0';
+	rdzv_mode_find("megatron")->explain(s, why, whylen);
+	return fill("megatron", s, 0, 0, 8);
+}
+
 static void megatron(void)
 {
 	struct rdzv_step s = step(16, 2, 0, 8);
-	char *fsdp[] = { NULL, NULL, NULL };
-	char a0[] = "python", a1[] = "--use-torch-fsdp2";
-	struct rdzv_envset *env = fill("megatron", &s, 0, 0, 8);
+	char a0[] = "python", tp[] = "--tensor-model-parallel-size", two[] = "2", one[] = "1";
+	char cp[] = "--context-parallel-size", fsdp[] = "--use-torch-fsdp2", sh[] = "train.sh";
+	char bad[] = "x";
+	char *v_none[] = { a0, NULL }, *v_tp2[] = { a0, tp, two, NULL }, *v_tp1[] = { a0, tp, one, NULL };
+	char *v_cp2[] = { a0, cp, two, NULL }, *v_fsdp[] = { a0, tp, two, fsdp, NULL };
+	char *v_wrap[] = { sh, NULL }, *v_bad[] = { a0, tp, bad, NULL };
+	char tpenv[] = "TP_SIZE=4";
+	char *envp[] = { tpenv, NULL };
+	char why[256];
+	struct rdzv_envset *env;
 
-	is_str(val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "1", "CUDA_DEVICE_MAX_CONNECTIONS=1");
+	env = megatron_with(&s, v_tp2, 3, why, sizeof(why));
+	is_str(val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "1",
+	       "CUDA_DEVICE_MAX_CONNECTIONS=1 with --tensor-model-parallel-size 2");
+	ok(strstr(why, "--tensor-model-parallel-size 2") != NULL,
+	   "verbose output says why it was set (%s)", why);
 	is_str(val(env, "RANK"), "0", "torch variables too");
 	is_str(val(env, "NODE_RANK"), "0", "NODE_RANK (Megatron reads it in its launch scripts)");
 	ok(rdzv_envset_find(env, "CUDA_DEVICE_MAX_CONNECTIONS")->policy == RDZV_SET_DEFAULT,
 	   "a user's CUDA_DEVICE_MAX_CONNECTIONS wins (DEFAULT policy)");
 	rdzv_envset_destroy(env);
 
-	fsdp[0] = a0;
-	fsdp[1] = a1;
-	s.argc = 2;
-	s.argv = fsdp;
-	env = fill("megatron", &s, 0, 0, 8);
+	env = megatron_with(&s, v_cp2, 3, why, sizeof(why));
+	is_str(val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "1",
+	       "CUDA_DEVICE_MAX_CONNECTIONS=1 with --context-parallel-size 2");
+	rdzv_envset_destroy(env);
+
+	env = megatron_with(&s, v_tp1, 3, why, sizeof(why));
+	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "not set with TP 1 and no CP");
+	rdzv_envset_destroy(env);
+
+	env = megatron_with(&s, v_fsdp, 4, why, sizeof(why));
 	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"),
-	   "not set with --use-torch-fsdp2 (Megatron refuses 1 there)");
+	   "not set with --use-torch-fsdp2 even with TP 2 (Megatron refuses 1 there)");
+	ok(strstr(why, "--use-torch-fsdp2") != NULL, "verbose output names the FSDP flag (%s)", why);
+	rdzv_envset_destroy(env);
+
+	env = megatron_with(&s, v_wrap, 1, why, sizeof(why));
+	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"),
+	   "not set for a wrapper (srun bash train.sh): the flags are not visible");
+	ok(strstr(why, "no tensor or context parallelism") != NULL,
+	   "verbose output says the command line showed no TP/CP (%s)", why);
+	rdzv_envset_destroy(env);
+
+	s.envp = envp;
+	env = megatron_with(&s, v_none, 1, why, sizeof(why));
+	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"),
+	   "TP_SIZE=4 in the environment alone does not set it (not the command line)");
+	rdzv_envset_destroy(env);
+	s.envp = NULL;
+
+	env = megatron_with(&s, v_bad, 3, why, sizeof(why));
+	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "not set when the TP value is bad");
+	rdzv_envset_destroy(env);
+
+	env = megatron_with(&s, NULL, 0, why, sizeof(why));
+	ok(env && !val(env, "CUDA_DEVICE_MAX_CONNECTIONS"), "not set without a command line");
 	rdzv_envset_destroy(env);
 }
 
@@ -177,8 +235,21 @@ static void jax(void)
 
 	env = fill("jax", &s, 6, 2, 1);
 	is_str(val(env, "JAX_LOCAL_DEVICE_IDS"), "0",
-	       "Slurm narrowed CUDA_VISIBLE_DEVICES to one GPU: device 0, not SLURM_LOCALID 2");
+	       "Slurm or --rdzv-bind=isolate narrowed CUDA_VISIBLE_DEVICES to one GPU: device 0, "
+	       "not SLURM_LOCALID 2");
 	rdzv_envset_destroy(env);
+	{
+		const struct rdzv_mode *m = rdzv_mode_find("jax");
+		struct rdzv_task t = { 6, 2, 4 };
+		char err[256];
+
+		env = rdzv_envset_create();
+		ok(env && m->fill(&s, &t, env, err, sizeof(err)) == 0
+		   && !val(env, "JAX_LOCAL_DEVICE_IDS") && m->fill_late != NULL,
+		   "JAX_LOCAL_DEVICE_IDS is not computed before binding, only after (fill_late)");
+		rdzv_envset_destroy(env);
+		ok(rdzv_envset_find(NULL, "x") == NULL, "(envset_find accepts NULL)");
+	}
 
 	s.local_ntasks = 1;
 	s.gpus_on_node = 8;

@@ -9,15 +9,19 @@
 
 static char err[512];
 
+/* torchrun 2.x's worker variables (local_elastic_agent.py), NODE_RANK, and
+ * OMP_NUM_THREADS on nodes with several tasks (run.py). A leading '!' marks
+ * identity: an ENFORCE entry that replaces a stale export. */
 static const char *torch_vars[] = {
-	"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-	"GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "NODE_RANK",
+	"!RANK", "!LOCAL_RANK", "!WORLD_SIZE", "!LOCAL_WORLD_SIZE", "!GROUP_RANK",
+	"!GROUP_WORLD_SIZE", "!ROLE_RANK", "!ROLE_WORLD_SIZE", "ROLE_NAME", "!NODE_RANK",
 	"MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
-	"TORCHELASTIC_MAX_RESTARTS", NULL,
+	"TORCHELASTIC_MAX_RESTARTS", "!TORCHELASTIC_USE_AGENT_STORE",
+	"TORCH_NCCL_ASYNC_ERROR_HANDLING", NULL,
 };
 
 static const char *torchrun_vars[] = {
-	"PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
+	"!PET_NNODES", "!PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR",
 	"PET_MASTER_PORT", "PET_RDZV_ID", NULL,
 };
 
@@ -28,16 +32,28 @@ static const char *value(const struct rdzv_envset *set, const char *name)
 	return e ? e->value : NULL;
 }
 
-/* The set holds exactly the names listed, all as DEFAULT entries. */
-static int exactly(const struct rdzv_envset *set, const char *const *names)
+/* The set holds exactly the names listed (plus extra, may be NULL): "!NAME"
+ * as an ENFORCE identity entry, others as DEFAULT entries. */
+static int exactly(const struct rdzv_envset *set, const char *const *names, const char *extra)
 {
 	size_t i, n = 0;
 
 	for (i = 0; names[i]; i++) {
-		const struct rdzv_env_entry *e = rdzv_envset_find(set, names[i]);
+		int id = names[i][0] == '!';
+		const char *name = names[i] + id;
+		const struct rdzv_env_entry *e = rdzv_envset_find(set, name);
 
-		if (!e || e->policy != RDZV_SET_DEFAULT || !e->value) {
-			diag("%s missing or not a DEFAULT entry", names[i]);
+		if (!e || !e->value
+		    || e->policy != (id ? RDZV_SET_ENFORCE : RDZV_SET_DEFAULT)
+		    || !!(e->flags & RDZV_ENV_IDENTITY) != id) {
+			diag("%s missing or not a%s entry", name, id ? "n ENFORCE identity" : " DEFAULT");
+			return 0;
+		}
+		n++;
+	}
+	if (extra) {
+		if (!rdzv_envset_find(set, extra)) {
+			diag("%s missing", extra);
 			return 0;
 		}
 		n++;
@@ -148,10 +164,19 @@ static void torch_task(const struct rdzv_step *s, uint32_t rank, uint32_t local_
 		rdzv_envset_destroy(set);
 		return;
 	}
-	ok(exactly(set, torch_vars), "%s: torch gives exactly torchrun's worker variables and NODE_RANK",
-	   label);
-	ok(!rdzv_envset_find(set, "TORCHELASTIC_USE_AGENT_STORE"),
-	   "%s: never TORCHELASTIC_USE_AGENT_STORE", label);
+	ok(exactly(set, torch_vars, s->local_ntasks > 1 ? "OMP_NUM_THREADS" : NULL),
+	   "%s: torch gives exactly torchrun's worker variables, NODE_RANK%s", label,
+	   s->local_ntasks > 1 ? " and OMP_NUM_THREADS" : "");
+	is_str(value(set, "TORCHELASTIC_USE_AGENT_STORE"), "False",
+	       "TORCHELASTIC_USE_AGENT_STORE=False: no agent hosts a store");
+	is_str(value(set, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1",
+	       "TORCH_NCCL_ASYNC_ERROR_HANDLING=1, torchrun 2.x's default");
+	ok(rdzv_envset_find(set, "MASTER_ADDR")->flags & RDZV_ENV_ADDRESS,
+	   "MASTER_ADDR is an address entry (a user's export is kept and reported)");
+	if (s->local_ntasks > 1)
+		is_str(value(set, "OMP_NUM_THREADS"), s->cpus_per_task > 1 ? "4" : "1",
+		       s->cpus_per_task > 1 ? "OMP_NUM_THREADS is the task's CPUs (--cpus-per-task=4)"
+		                            : "OMP_NUM_THREADS=1 with several tasks on the node");
 	snprintf(want, sizeof(want), "%u", rank);
 	is_str(value(set, "RANK"), want, "RANK is the global task id");
 	is_str(value(set, "ROLE_RANK"), want, "ROLE_RANK is the global task id");
@@ -193,8 +218,13 @@ static void test_torch(void)
 		snprintf(label, sizeof(label), "3+2+1 layout, rank %u on node %u", r, s.node_id);
 		torch_task(&s, r, local_of[r], label);
 	}
+	s.cpus_per_task = 4;
+	s.node_id = 0;
+	s.local_ntasks = 3;
+	torch_task(&s, 1, 1, "--cpus-per-task=4, 3 tasks on the node");
+	s.cpus_per_task = 0;
 
-	/* the user's exports still win: fill only adds DEFAULT entries */
+	/* an admin's ENFORCE entry is not weakened by the mode's DEFAULT ones */
 	{
 		struct rdzv_envset *set = rdzv_envset_create();
 		struct rdzv_task t = task(0, 0);
@@ -223,7 +253,7 @@ static void torchrun_node(struct rdzv_step *s, uint32_t rank, int gpus, const ch
 		rdzv_envset_destroy(set);
 		return;
 	}
-	ok(exactly(set, torchrun_vars), "torchrun gives exactly the PET_* variables (rank %u)", rank);
+	ok(exactly(set, torchrun_vars, NULL), "torchrun gives exactly the PET_* variables (rank %u)", rank);
 	ok(!rdzv_envset_find(set, "RANK") && !rdzv_envset_find(set, "MASTER_ADDR"),
 	   "torchrun leaves RANK and MASTER_ADDR to torchrun itself");
 	snprintf(want, sizeof(want), "%u", rank);

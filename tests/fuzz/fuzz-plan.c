@@ -1,0 +1,50 @@
+/* fuzz-plan.c: the step plan srun hands to the nodes (RDZV_STEP_PLAN, read
+ * in slurmstepd from the job's environment, which a user can set) and srun's
+ * own command line scanned for -w/--nodelist/-F. Input: the first line is a
+ * plan; every following line is one word of an srun command line.
+ * Invariants: an accepted plan has a port in range and a host (maybe empty)
+ * that fits, and formats back to a string that parses to the same plan; the
+ * command-line scan returns a value that fits its buffer and never reads
+ * past argc; the first line read as an exported JAX_COORDINATOR_ADDRESS
+ * (rdzv_hostport_split) gives a non-empty host that fits and a port in
+ * range. */
+#include "config.h"
+#include "fuzz.h"
+#include "master.h"
+#include "port.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_pieces p;
+	struct rdzv_plan plan, again;
+	char err[256], text[RDZV_HOST_MAX + 64], out[64];
+	int is_file = 0, rc;
+
+	if (fuzz_split(data, size, &p) < 0)
+		return 0;
+	if (rdzv_plan_parse(p.v[0], &plan, err, sizeof(err)) == 0) {
+		FUZZ_ASSERT(plan.port >= RDZV_PORT_MIN);
+		FUZZ_ASSERT(strlen(plan.host) < sizeof(plan.host));
+		FUZZ_ASSERT(rdzv_plan_format(&plan, text, sizeof(text)) == 0);
+		FUZZ_ASSERT(rdzv_plan_parse(text, &again, err, sizeof(err)) == 0);
+		FUZZ_ASSERT(again.job_id == plan.job_id && again.step_id == plan.step_id
+		            && again.port == plan.port
+		            && again.port_from_option == plan.port_from_option
+		            && strcmp(again.host, plan.host) == 0);
+	}
+	{
+		char host[64];
+		uint16_t port = 0;
+
+		if (rdzv_hostport_split(p.v[0], host, sizeof(host), &port, err, sizeof(err)) == 0)
+			FUZZ_ASSERT(host[0] != '\0' && strlen(host) < sizeof(host)
+			            && port >= RDZV_PORT_MIN);
+	}
+	/* p.v[0] stands for argv[0] ("srun"). */
+	rc = rdzv_srun_arg_nodelist(p.n, p.v, out, sizeof(out), &is_file, err, sizeof(err));
+	FUZZ_ASSERT(rc >= -1 && rc <= 1);
+	if (rc == 1)
+		FUZZ_ASSERT(strlen(out) < sizeof(out) && (is_file == 0 || is_file == 1));
+	fuzz_pieces_free(&p);
+	return 0;
+}
