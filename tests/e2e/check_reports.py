@@ -7,7 +7,7 @@ exits 0 only when all hold:
   - LOCAL_WORLD_SIZE == number of tasks on that node, LOCAL_RANKs 0..k-1 there;
   - every all-reduce gave N(N+1)/2;
   - MASTER_ADDR is the node of rank 0 (or --master NAME), same MASTER_PORT everywhere;
-  - TORCHELASTIC_USE_AGENT_STORE never set;
+  - TORCHELASTIC_USE_AGENT_STORE unset or False;
   - GROUP_RANK == NODE_RANK == the node's index in the step (NODE_RANK unset under
     --launcher torchrun: neither torchrun nor the plugin's torchrun mode sets it for
     the workers), GROUP_WORLD_SIZE == the
