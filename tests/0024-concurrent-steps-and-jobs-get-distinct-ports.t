@@ -37,11 +37,11 @@ p1=$(port_of "$v1"); p2=$(port_of "$v2")
 ok "$([ -n "$p1" ] && [ "$p1" != "$p2" ] && echo 0 || echo 1)" "jobs sharing a node use different ports ($p1, $p2)"
 
 e2e_stop
-e2e_start RDZV_SLURM_EXTRA="MpiParams=ports=41000-41999"
+e2e_start RDZV_SLURM_EXTRA="MpiParams=ports=$E2E_RESV_PORTS"
 run_to 60 srun -N2 -n2 --rdzv=torch bash -c 'echo "P=$MASTER_PORT R=$SLURM_STEP_RESV_PORTS"'
 first=$(sed -n 's/.*R=\([0-9]*\).*/\1/p' <<<"$out" | sort -u)
 ports=$(sed -n 's/.*P=\([0-9]*\).*/\1/p' <<<"$out" | sort -u)
-ok "$([ -n "$first" ] && [ "$first" -ge 41000 ] && [ "$first" -le 41999 ] && echo 0 || echo 1)" "MpiParams=ports gives the step reserved ports ($first)"
+ok "$([ -n "$first" ] && [ "$first" -ge "$E2E_RESV_LO" ] && [ "$first" -le "$E2E_RESV_HI" ] && echo 0 || echo 1)" "MpiParams=ports gives the step reserved ports ($first)"
 is "$ports" "$first" "MASTER_PORT is the step's first reserved port"
 run_to 60 srun -N2 -n4 --rdzv=torch $PY "$app"
 verdict=$(printf '%s\n' "$out" | $check 4)

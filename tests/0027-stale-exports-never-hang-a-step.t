@@ -59,11 +59,11 @@ is "$(grep -c 'rdzv: warning: replaced exported' batch.out)" 1 "one warning line
 like "$(cat batch.out)" "LOCAL_WORLD_SIZE=8 \(now 2\)" "naming LOCAL_WORLD_SIZE with both values"
 
 # MASTER_ADDR/MASTER_PORT that name rank 0's node are kept and reported.
-timed 240 env MASTER_ADDR=n1 MASTER_PORT=29999 srun -N2 -n4 -w n1,n2 --rdzv=torch $PY "$app"
-diag "MASTER_ADDR=n1 MASTER_PORT=29999 (rank 0's node): step took ${took}s (exit $rc)"
+timed 240 env MASTER_ADDR=n1 MASTER_PORT=$E2E_USER_PORT srun -N2 -n4 -w n1,n2 --rdzv=torch $PY "$app"
+diag "MASTER_ADDR=n1 MASTER_PORT=$E2E_USER_PORT (rank 0's node): step took ${took}s (exit $rc)"
 is "$rc" 0 "an exported MASTER_ADDR naming rank 0's node is kept: the step runs"
-like "$out" '"MASTER_PORT": "29999"' "the exported MASTER_PORT is the one used"
-like "$out" "kept exported MASTER_PORT=29999 \(rdzv would set [0-9]+\)" "and the warning line reports it"
+like "$out" "\"MASTER_PORT\": \"$E2E_USER_PORT\"" "the exported MASTER_PORT is the one used"
+like "$out" "kept exported MASTER_PORT=$E2E_USER_PORT \(rdzv would set [0-9]+\)" "and the warning line reports it"
 
 # A stale MASTER_ADDR (the job's first node, not this step's rank 0) fails fast.
 timed 90 env MASTER_ADDR=n1 srun -N1 -n2 -w n3 --rdzv=torch $PY "$app"

@@ -22,7 +22,7 @@ cd "$(mktemp -d)" || exit 1
 
 run_to 120 srun -N2 -w n1,n2 --ntasks-per-node=1 --rdzv=off bash -c \
 	"$PY $dump --launcher && exec $torchrun --nnodes=2 --nproc_per_node=2 \
-	 --node_rank=\$SLURM_NODEID --master_addr=n1 --master_port=29555 $dump"
+	 --node_rank=\$SLURM_NODEID --master_addr=n1 --master_port=$((E2E_USER_PORT - 1)) $dump"
 printf '%s\n' "$out" > torchrun.out
 is "$rc" 0 "real torchrun, 2 nodes x 2 workers: the workers meet (srun exit $rc)"
 [ "$rc" = 0 ] || diag "$(tail -n 20 torchrun.out)"

@@ -53,14 +53,14 @@ is "$(ports job*.out | sort -u | wc -l)" 5 "the five jobs used five distinct por
 e2e_stop
 
 # 3. MpiParams=ports: Slurm hands each running step its own ports.
-e2e_start RDZV_SLURM_EXTRA="MpiParams=ports=41000-41999"
+e2e_start RDZV_SLURM_EXTRA="MpiParams=ports=$E2E_RESV_PORTS"
 concurrent_steps resv
 is "$rc" 0 "with MpiParams=ports, the allocation with $STEPS concurrent steps finishes"
 is "$(rank0 resv-step*.out | grep -c ' ok$')" "$STEPS" "with MpiParams=ports, all $STEPS steps rendezvous"
 is "$(fails resv-step*.out | wc -l)" 0 "with MpiParams=ports, no collision or cross-talk"
 p=$(ports resv-step*.out | sort -u)
 is "$(printf '%s\n' "$p" | grep -c .)" "$STEPS" "with MpiParams=ports, $STEPS distinct ports"
-out_of=$(printf '%s\n' "$p" | awk '$1 < 41000 || $1 > 41999' | wc -l)
-is "$out_of" 0 "every port is inside the reserved range 41000-41999"
+out_of=$(printf '%s\n' "$p" | awk -v lo="$E2E_RESV_LO" -v hi="$E2E_RESV_HI" '$1 < lo || $1 > hi' | wc -l)
+is "$out_of" 0 "every port is inside the reserved range $E2E_RESV_PORTS"
 e2e_stop
 done_testing

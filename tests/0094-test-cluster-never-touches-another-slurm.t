@@ -28,8 +28,10 @@ pick_ports() {
 	while listening "$p" || listening $((p + 1)); do p=$((p + 2)); done
 	echo "$p"
 }
-# Away from the suite clusters' ports (16817/16900, 17817/17900, 18817/18900).
-fctld=$(pick_ports 24817)
+# Away from the suite clusters' ports (16817/16900, 17817/17900, 18817/18900),
+# and apart per Slurm version: the version legs run at once.
+case ${RDZV_SLURM:-host} in 24.11) fbase=24917 ;; 26.05) fbase=25017 ;; *) fbase=24817 ;; esac
+fctld=$(pick_ports "$fbase")
 fslurmd=$((fctld + 1))
 
 cat >"$conf" <<CONF

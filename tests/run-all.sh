@@ -51,6 +51,15 @@ rm -rf "$build" && mkdir -p "$build" && cd "$build" || exit 1
 step "build"
 make -j"$jobs" >build.log 2>&1 || { tail -n 40 build.log; exit 1; }
 
+# The version legs (below) start now, in the background: their clusters are
+# their own, and their end-to-end tests mostly wait on Slurm, so they overlap
+# with this build's make check, hardening and distcheck (CI's 90 minutes).
+versions_pid=
+if [ "${RDZV_FAST:-0}" != 1 ] && [ "${RDZV_VERSIONS:-}" != none ]; then
+	bash "$top/tests/versions/run-versions.sh" >"$build/versions.log" 2>&1 &
+	versions_pid=$!
+fi
+
 step "make check"
 make -j"$jobs" check >check.log 2>&1 || status=1
 grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):' check.log | grep -v -E '^(PASS|SKIP): .* [0-9]+ ' | head -n 200
@@ -88,9 +97,9 @@ fi
 
 # ---- version legs (issue 13): the same tests under Slurm 24.11 + PyTorch 2.6
 # (Debian 13 root) and Slurm 26.05 (built from source); RDZV_VERSIONS=none skips.
-if [ "${RDZV_FAST:-0}" != 1 ] && [ "${RDZV_VERSIONS:-}" != none ]; then
-	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05"
-	bash "$top/tests/versions/run-versions.sh" >versions.log 2>&1 || status=1
+if [ -n "$versions_pid" ]; then
+	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05 (started after the build)"
+	wait "$versions_pid" || status=1
 	grep -E '^versions: |^  (FAIL|ERROR|SKIP):|^  leg |^(FAIL|ERROR):' versions.log
 	read -r vp vf vs < <(sed -nE 's/^versions: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/p' versions.log)
 	add_counts "${vp:-0}" "${vf:-1}" "${vs:-0}"
