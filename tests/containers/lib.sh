@@ -2,7 +2,7 @@
 #
 #   ctr_enter            on the host: make (or find cached) the containers root,
 #                        the image and rdzv.so built for the root's Slurm 24.11,
-#                        then run this same test inside the root (in-root.sh);
+#                        then run this same test inside the root (tests/versions/in-root.sh --plain);
 #                        inside the root it returns and the test goes on.
 #   ctr_start            e2e_start of a 3-node Slurm 24.11 cluster of its own
 #                        (state directory, ports), enroot configured per node
@@ -68,7 +68,7 @@ ctr_enter() {
 	(
 		flock 7
 		RDZV_PASS_ENV="bdir top_srcdir" bdir=$bdir top_srcdir=$top_srcdir \
-			bash "$ctr_dir/in-root.sh" "$root" bash -c '
+			bash "$ctr_dir/../versions/in-root.sh" --plain "$root" bash -c '
 			set -e
 			cd "$bdir"
 			[ -f Makefile ] || "$top_srcdir/configure" --enable-werror >configure.log 2>&1
@@ -81,7 +81,7 @@ ctr_enter() {
 	flock -w 1800 8 || { echo "Bail out! container test lock not obtained in 1800 s"; exit 1; }
 	RDZV_CTR_INSIDE=1 RDZV_CTR_IMAGE=$image top_builddir=$bdir \
 		RDZV_PASS_ENV="RDZV_CTR_INSIDE RDZV_CTR_IMAGE top_srcdir top_builddir E2E_TIMEOUT RDZV_CTR_KEEP" \
-		exec bash "$ctr_dir/in-root.sh" "$root" bash "$self"
+		exec bash "$ctr_dir/../versions/in-root.sh" --plain "$root" bash "$self"
 }
 
 IMAGE=${RDZV_CTR_IMAGE:-}

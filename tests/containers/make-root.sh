@@ -47,7 +47,7 @@ cp "$enroot_tgz" "$pyxis_tgz" "$root.partial/usr/src/"
 cp -L /etc/resolv.conf "$root.partial/etc/resolv.conf"
 
 # Runs inside the copy (a chroot is enough to build; running containers
-# needs pivot_root, see run-in-root.sh).
+# needs pivot_root, see tests/versions/in-root.sh).
 cat > "$root.partial/usr/src/build-containers.sh" <<BUILD
 set -eux
 export DEBIAN_FRONTEND=noninteractive

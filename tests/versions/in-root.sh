@@ -15,32 +15,41 @@
 #
 # CMD runs in the checkout, as root, with a clean environment plus the
 # variables named in RDZV_PASS_ENV (space separated) and RDZV_SLURM=24.11.
+#
+# in-root.sh --plain ROOT CMD [ARG...]: only enter the root (the container
+# tests' own root, tests/containers/make-root.sh): no host /etc/hosts, no
+# 24.11 cluster lock, no RDZV_SLURM; that root keeps its own /etc/hosts.
 set -eu
-[ $# -ge 2 ] || { echo "usage: $0 ROOT CMD [ARG...]" >&2; exit 2; }
+plain=0
+[ "${1:-}" = --plain ] && { plain=1; shift; }
+[ $# -ge 2 ] || { echo "usage: $0 [--plain] ROOT CMD [ARG...]" >&2; exit 2; }
 root=$(cd "$1" && pwd)
 shift
-[ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (make-chroot.sh)" >&2; exit 1; }
+[ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (make-chroot.sh, make-root.sh)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "in-root.sh: must run as root (mount namespace)" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 shared=$(cd "$top/../shared" 2>/dev/null && pwd) || shared=
 pass=()
+[ $plain = 1 ] || pass+=(RDZV_SLURM=24.11)
 for v in ${RDZV_PASS_ENV:-}; do
 	[ -n "${!v+x}" ] && pass+=("$v=${!v}")
 done
 
-# Runs in the new mount namespace: arguments are root top shared, then CMD.
+# Runs in the new mount namespace: arguments are root top shared plain, then CMD.
 enter='
 set -eu
-root=$1 top=$2 shared=$3
-shift 3
+root=$1 top=$2 shared=$3 plain=$4
+shift 4
 mount --rbind "$root" "$root"
 for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done
-mount --bind /etc/hosts "$root/etc/hosts"
-# One 24.11 cluster at a time on this machine, whichever root (or copy of
-# this script) starts it: they share ports and the PID namespace, so the
-# cluster lock of tests/lib/e2e.sh is the same host file in every root.
-touch /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
-mount --bind /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+if [ "$plain" = 0 ]; then
+	mount --bind /etc/hosts "$root/etc/hosts"
+	# One 24.11 cluster at a time on this machine, whichever root starts
+	# it: they share ports and the PID namespace, so the cluster lock of
+	# tests/lib/e2e.sh is the same host file in every root.
+	touch /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+	mount --bind /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+fi
 mkdir -p "$root$top" && mount --bind "$top" "$root$top"
 if [ -n "$shared" ]; then mkdir -p "$root$shared" && mount --bind "$shared" "$root$shared"; fi
 mkdir -p "$root/.oldroot"
@@ -51,6 +60,6 @@ umount -l /.oldroot
 cd "$top"
 exec "$@"
 '
-exec unshare -m --propagation private bash -c "$enter" in-root "$root" "$top" "$shared" \
+exec unshare -m --propagation private bash -c "$enter" in-root "$root" "$top" "$shared" "$plain" \
 	env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin HOME=/root \
-	LANG=C.UTF-8 TERM="${TERM:-dumb}" RDZV_SLURM=24.11 "${pass[@]}" "$@"
+	LANG=C.UTF-8 TERM="${TERM:-dumb}" "${pass[@]}" "$@"
