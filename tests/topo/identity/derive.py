@@ -28,6 +28,11 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+# The hwloc bitmap, CPU-list and bus-id helpers of the topology goldens'
+# reader (tests/topo/derive.py), itself independent of spank-rdzv's code.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from derive import busid_key, fmt_list, parse_bitmap  # noqa: E402
+
 IO = ("Bridge", "PCIDev", "OSDev")
 
 
@@ -40,10 +45,6 @@ def parse(xml):
     return root, parent
 
 
-def busid_key(b):
-    d, bus, rest = b.split(":")
-    dev, fn = rest.split(".")
-    return (int(d, 16), int(bus, 16), int(dev, 16), int(fn, 16))
 
 
 def gpus_of(root):
@@ -57,25 +58,8 @@ def gpus_of(root):
     return sorted(out, key=lambda o: busid_key(o.get("pci_busid")))
 
 
-def mask_to_set(s):
-    """hwloc's "0x000000ff,0xffff0000,0x00ffffff" (32-bit words, high first)."""
-    words = s.split(",")
-    v = 0
-    for w in words:
-        v = (v << 32) | (int(w, 16) if w else 0)
-    return {i for i in range(v.bit_length()) if v >> i & 1}
 
 
-def fmt_list(cpus):
-    cpus = sorted(cpus)
-    out, i = [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(out)
 
 
 def expand(files):
@@ -218,13 +202,13 @@ def expect(xml, fixroot):
     cores = []
     for o in root.iter("object"):
         if o.get("type") == "Core":
-            cores.append(mask_to_set(o.get("cpuset")))
+            cores.append(parse_bitmap(o.get("cpuset")))
     cores.sort(key=min)
 
     def local(b):
         for a in ancestors(by_bus[b]):
             if a.get("type") not in IO:
-                return frozenset(mask_to_set(a.get("cpuset")))
+                return frozenset(parse_bitmap(a.get("cpuset")))
     sets = [local(b) for b in step]
     print("# Slurm index -> gres.conf File -> minor -> bus id (proc/driver/nvidia/gpus/*/information)")
     for k, f, m, b in chain:
