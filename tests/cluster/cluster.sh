@@ -20,7 +20,7 @@
 #   RDZV_PLUGIN           rdzv.so to load (default $top_builddir/spank/.libs/rdzv.so)
 #   RDZV_PLUGIN_REQUIRED  required|optional (default required)
 #   RDZV_PLUGSTACK_ARGS   plugstack arguments at start (default empty)
-#   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=41000-41999")
+#   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=21000-21999")
 #   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
 #   RDZV_GRES_CONF        a gres.conf to use instead of the generated one (its device files are the caller's)
 #   RDZV_CGROUP_CONF      a cgroup.conf to install next to slurm.conf (removed again when unset)

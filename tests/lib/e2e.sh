@@ -27,11 +27,11 @@ E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 RDZV_SLURM=${RDZV_SLURM:-host}
 case $RDZV_SLURM in
 host)
-	e2e_default_dir=/tmp/rdzv-cluster e2e_ports="16817 16900" e2e_first_job=1 E2E_RESV_PORTS=41000-41999 E2E_USER_PORT=29999 ;;
+	e2e_default_dir=/tmp/rdzv-cluster e2e_ports="16817 16900" e2e_first_job=1 E2E_RESV_PORTS=21000-21999 E2E_USER_PORT=29999 ;;
 24.11)
-	e2e_default_dir=/tmp/rdzv-cluster-24.11 e2e_ports="17817 17900" e2e_first_job=100000 E2E_RESV_PORTS=42000-42999 E2E_USER_PORT=30999 ;;
+	e2e_default_dir=/tmp/rdzv-cluster-24.11 e2e_ports="17817 17900" e2e_first_job=100000 E2E_RESV_PORTS=22000-22999 E2E_USER_PORT=30999 ;;
 26.05)
-	e2e_default_dir=/tmp/rdzv-cluster-26.05 e2e_ports="18817 18900" e2e_first_job=200000 E2E_RESV_PORTS=43000-43999 E2E_USER_PORT=31999
+	e2e_default_dir=/tmp/rdzv-cluster-26.05 e2e_ports="18817 18900" e2e_first_job=200000 E2E_RESV_PORTS=23000-23999 E2E_USER_PORT=31999
 	: "${RDZV_SLURM_PREFIX:?RDZV_SLURM=26.05 needs RDZV_SLURM_PREFIX (tests/versions/build-slurm.sh prints it)}"
 	PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH ;;
 *)
@@ -45,7 +45,10 @@ export RDZV_FIRST_JOB_ID=${RDZV_FIRST_JOB_ID:-$e2e_first_job}
 E2E_LOCK=$e2e_default_dir.lock
 # MpiParams=ports ranges for tests that reserve ports, and the port a test
 # exports as a user's MASTER_PORT: one per version, since the legs' clusters
-# run at once in this machine's one network namespace.
+# run at once in this machine's one network namespace. The ranges sit below
+# both Linux's ephemeral range (32768-60999), where any client socket of a busy
+# machine may already hold a port and make rank 0's bind fail (seen in CI with
+# 41000-41999), and the plugin's derived range (29500-32767), as a site's would.
 E2E_RESV_LO=${E2E_RESV_PORTS%-*} E2E_RESV_HI=${E2E_RESV_PORTS#*-}
 SLURM_VERSION=$(slurmd -V 2>/dev/null | awk '{print $2}')
 # Debian 12's torchrun (PyTorch 1.13) dies on Python 3.11: torchrun-shim.py
