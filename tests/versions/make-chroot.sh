@@ -13,6 +13,7 @@ pkgs=(
 	python3-torch python3                          # PyTorch 2.6, real torchrun
 	gcc make autoconf automake libtool pkg-config  # the plugin, built inside
 	procps util-linux iproute2 ca-certificates     # pgrep, flock, ip
+	valgrind                                       # 0071-0073: the hooks under valgrind on 24.11 too
 	debhelper dpkg-dev fakeroot build-essential    # the Debian package (dpkg-buildpackage checks build-essential)
 )
 key=$(printf '%s\n' "$suite" "${pkgs[@]}" | sha256sum | cut -c1-16)
