@@ -21,6 +21,13 @@ STEPS=${RDZV_TEST_STEPS:-20}
 rank0() { cat "$@" 2>/dev/null | grep -h '^RDZV .* rank=0 '; }
 fails() { cat "$@" 2>/dev/null | grep -h '^RDZV .*FAIL'; }
 ports() { rank0 "$@" | sed -n 's/.* port=\([0-9]*\) ok$/\1/p'; }
+# why FILE...: the first lines of each output whose rank 0 did not say ok
+why() {
+	local f
+	for f in "$@"; do
+		rank0 "$f" | grep -q ' ok$' || { echo "$f:"; head -n 3 "$f"; }
+	done | head -n 20 | sed 's/^/# /'
+}
 
 concurrent_steps() { # concurrent_steps TAG: STEPS steps in one allocation
 	cat >steps.sh <<SH
@@ -39,7 +46,7 @@ concurrent_steps derived
 is "$rc" 0 "the allocation with $STEPS concurrent steps finishes"
 is "$(rank0 derived-step*.out | grep -c ' ok$')" "$STEPS" "all $STEPS steps rendezvous (rank 0 of each saw its peers)"
 is "$(fails derived-step*.out | wc -l)" 0 "no task failed to bind, reach, or met a task of another step"
-fails derived-step*.out | head -5 | sed 's/^/# /'
+why derived-step*.out
 is "$(ports derived-step*.out | sort -u | wc -l)" "$STEPS" "the $STEPS steps used $STEPS distinct ports"
 
 # 2. Several jobs sharing the nodes at once.
@@ -49,6 +56,7 @@ done
 wait
 is "$(rank0 job*.out | grep -c ' ok$')" 5 "five jobs sharing the same three nodes all rendezvous"
 is "$(fails job*.out | wc -l)" 0 "no job's tasks collided with another job's"
+why job*.out
 is "$(ports job*.out | sort -u | wc -l)" 5 "the five jobs used five distinct ports"
 e2e_stop
 
@@ -58,6 +66,7 @@ concurrent_steps resv
 is "$rc" 0 "with MpiParams=ports, the allocation with $STEPS concurrent steps finishes"
 is "$(rank0 resv-step*.out | grep -c ' ok$')" "$STEPS" "with MpiParams=ports, all $STEPS steps rendezvous"
 is "$(fails resv-step*.out | wc -l)" 0 "with MpiParams=ports, no collision or cross-talk"
+why resv-step*.out
 p=$(ports resv-step*.out | sort -u)
 is "$(printf '%s\n' "$p" | grep -c .)" "$STEPS" "with MpiParams=ports, $STEPS distinct ports"
 out_of=$(printf '%s\n' "$p" | awk -v lo="$E2E_RESV_LO" -v hi="$E2E_RESV_HI" '$1 < lo || $1 > hi' | wc -l)
