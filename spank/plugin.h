@@ -22,7 +22,7 @@ struct rdzv_plugin {
 	struct rdzv_step step;
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
-	char port_source[32];
+	char port_source[96];
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 

@@ -235,7 +235,7 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	enum rdzv_port_source src;
 	struct rdzv_plan plan;
 	const char *src_name = "?";
-	int rv = -1, rc;
+	int rv = -1, rc, from_resv = 0;
 
 	/* A step across the components of a heterogeneous job is run by one
 	 * slurmstepd per component, each with its own job id, node ids and task
@@ -296,6 +296,7 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 			if (rdzv_resv_ports_first(resv, &st->port, err, errlen) < 0)
 				goto fail;
 			src_name = "SLURM_STEP_RESV_PORTS";
+			from_resv = 1;
 		} else {
 			st->port = plan.port;
 			src_name = "job/step id, by srun";
@@ -318,8 +319,17 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 			goto fail;
 		src_name = src == RDZV_PORT_FROM_DERIVED ? "job/step id, on this node"
 		                                         : rdzv_port_source_name(src);
+		from_resv = src == RDZV_PORT_FROM_RESV;
 	}
 	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
+	/* A reserved port inside the node's ephemeral range may be held by any
+	 * program's outgoing connection, and rank 0 then cannot bind it: say so
+	 * where the port is reported (--rdzv-verbose), naming the range. */
+	if (from_resv
+	    && rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0
+	    && st->port >= eph.lo && st->port <= eph.hi)
+		snprintf(rdzv.port_source, sizeof(rdzv.port_source),
+		         "%s, inside this node's ephemeral range %u-%u", src_name, eph.lo, eph.hi);
 	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
 	                     sizeof(st->master_addr), err, errlen) < 0)
 		goto fail;

@@ -46,4 +46,27 @@ is "$ports" "$first" "MASTER_PORT is the step's first reserved port"
 run_to 60 srun -N2 -n4 --rdzv=torch $PY "$app"
 verdict=$(printf '%s\n' "$out" | $check 4)
 is "$?" 0 "ranks meet on the reserved port ($verdict)"
+run_to 60 srun -N1 -n1 --rdzv=torch --rdzv-verbose bash -c 'echo "R=$SLURM_STEP_RESV_PORTS"'
+first=$(sed -n 's/^R=\([0-9]*\).*/\1/p' <<<"$out")
+like "$out" "port $first from SLURM_STEP_RESV_PORTS" "--rdzv-verbose names the step's first reserved port ($first) and its source"
+unlike "$out" "ephemeral" "a reserved range below the ephemeral range draws no note"
+
+# A site whose MpiParams range lies inside the kernel's ephemeral range: any
+# outgoing connection may hold a step's port. No rank binds here (a one-task
+# step runs true), so nothing can fail by chance; the verbose line says it.
+read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range
+in_lo=$((E2E_RESV_LO + 20000)) in_hi=$((E2E_RESV_LO + 20009))
+e2e_stop
+if [ "$in_lo" -ge "$eph_lo" ] && [ "$in_hi" -le "$eph_hi" ]; then
+	e2e_start RDZV_SLURM_EXTRA="MpiParams=ports=$in_lo-$in_hi"
+	run_to 60 srun -N1 -n1 --rdzv=torch --rdzv-verbose true
+	p=$(sed -n 's/.* port \([0-9]*\) from SLURM_STEP_RESV_PORTS.*/\1/p' <<<"$out" | head -n 1)
+	ok "$([ -n "$p" ] && [ "$p" -ge "$in_lo" ] && [ "$p" -le "$in_hi" ] && echo 0 || echo 1)" \
+		"MpiParams=ports=$in_lo-$in_hi: the step's port $p is reserved"
+	like "$out" "from SLURM_STEP_RESV_PORTS, inside this node's ephemeral range $eph_lo-$eph_hi" \
+		"--rdzv-verbose notes the reserved port lies in the ephemeral range ($eph_lo-$eph_hi, read from /proc)"
+else
+	why="$in_lo-$in_hi is not inside this machine's ephemeral range $eph_lo-$eph_hi"
+	skip "$why"; skip "$why"
+fi
 done_testing
