@@ -155,21 +155,15 @@ fail:
 
 /* Whether host is one of the job's nodes (SLURM_NODELIST in srun: the
  * allocation's, or the step's when srun made the allocation). 1 yes, 0 no,
- * -1 unknown. A guard against misreading srun's command line, so only the
- * first IN_STEP_MAX nodes are compared (each lookup walks the list). */
-#define IN_STEP_MAX 1024u
+ * -1 unknown. A guard against misreading srun's command line; the list is
+ * searched, never walked host by host, so its size costs nothing. */
 static int in_step(const char *host)
 {
 	const char *list = getenv("SLURM_NODELIST");
-	char h[RDZV_HOST_MAX];
-	uint32_t i;
 
 	if (!list)
 		return -1;
-	for (i = 0; i < IN_STEP_MAX && rdzv_hostlist_nth(list, i, h, sizeof(h), NULL, 0) == 0; i++)
-		if (strcmp(h, host) == 0)
-			return 1;
-	return i && i < IN_STEP_MAX ? 0 : -1;
+	return rdzv_hostlist_has(list, host, NULL, 0);
 }
 
 /* Decide the step's port, and under -m arbitrary rank 0's host, once, here,

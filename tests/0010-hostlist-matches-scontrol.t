@@ -186,6 +186,51 @@ while IFS="$us" read -r e o s; do
 	fi
 done <"$tmp/all"
 
+# Membership (rdzv_hostlist_has, through hostlist-print -m) agrees with
+# scontrol's list: every host it lists is found, and near misses (a digit
+# more, a character less, a zero in front of the number) are found exactly
+# when scontrol lists them too.
+awk -F "$us" -v q="$tmp/mq" -v w="$tmp/mw" '
+	$3 == "INVALID" { next }
+	{
+		n = split($3, hs, " ")
+		delete mem
+		for (i = 1; i <= n; i++) mem[hs[i]] = 1
+		for (i = 1; i <= n && i <= 60; i++) {
+			h = hs[i]
+			k = split(h "|" h "0|" substr(h, 1, length(h) - 1) "|" h "1", pr, "|")
+			p0 = h; sub(/[0-9]+$/, "", p0)
+			if (p0 != h && p0 != "") { pr[++k] = p0 "0" substr(h, length(p0) + 1) }
+			for (j = 1; j <= k; j++) {
+				if (pr[j] == "") continue
+				print $1 "\t" pr[j] > q
+				print NR "\t" ((pr[j] in mem) ? 1 : 0) > w
+			}
+		}
+	}' "$tmp/all"
+"$print" -m <"$tmp/mq" >"$tmp/mo"
+paste "$tmp/mw" "$tmp/mo" | awk -F '\t' '
+	{ n[$1]++; if ($2 != $3) { bad[$1]++; if (!(($1) in ex)) ex[$1] = "want " $2 " got " $3 } }
+	END { for (r in n) print r, n[r], bad[r] + 0, ex[r] }' | sort -n >"$tmp/mres"
+while read -r r n bad ex; do
+	e=$(sed -n "${r}p" "$tmp/exprs")
+	if [ "$bad" = 0 ]; then
+		ok 0 "'$e': membership of $n hosts and near misses agrees with scontrol's list"
+	else
+		ok 1 "'$e': membership of $n hosts and near misses agrees with scontrol's list"
+		diag "$bad wrong, first: $ex (queries and answers in $tmp/mq, $tmp/mo)"
+	fi
+done <"$tmp/mres"
+is "$(wc -l <"$tmp/mres")" "$(awk -F "$us" '$3 != "INVALID" && $3 != ""' "$tmp/all" | wc -l)" \
+	"every expression scontrol expands to hosts had its membership checked"
+# A list of 10^11 names is searched, not walked (a gres.conf NodeName= took
+# forever before): the answer comes within seconds, and is right.
+is "$(printf 'n[0-99999999999]\tn12345678901\nn[0-99999999999]\tn012\ngpu[0001-9999]\tgpu1\ngpu[0001-9999]\tgpu0001\n' \
+	| timeout 10 "$print" -m | tr '\n' ' ')" "1 0 0 1 " \
+	"membership in lists of 10^11 and 9999 names, padded and not"
+is "$(scontrol show hostnames 'gpu[0001-9999]' | grep -cx -e gpu1 -e gpu0001)" 1 \
+	"scontrol agrees: gpu[0001-9999] has gpu0001, not gpu1"
+
 # A tab separates like a space or a comma.
 tab=$(printf '\t')
 is "$(ours_expand "n1${tab}n[2-3]")" "$(slurm_expand "n1${tab}n[2-3]")" \

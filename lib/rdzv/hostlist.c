@@ -260,3 +260,78 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
 		return -1;
 	return rdzv_err(err, errlen, "host %zu is past the end of '%.64s'", n, list);
 }
+
+/* Work allowed to one membership test: adjacent groups ("n[1-9][1-99]") can
+ * each take one or more of the host's digits, so matching may branch; far
+ * above any real list, and a bound on a hostile one. */
+#define MATCH_STEPS_MAX 100000u
+
+/* Whether host h matches the item [i, e) from position i on: literals one
+ * for one, a bracket group by one of its values written at the range's
+ * width. *steps counts the calls; -1 when they run out. */
+static int item_match(const char *s, size_t i, size_t e, const char *h, unsigned *steps)
+{
+	size_t close, b, nd, d;
+
+	if (++*steps > MATCH_STEPS_MAX)
+		return -1;
+	for (; i < e && s[i] != '['; i++, h++)
+		if (*h != s[i])
+			return 0;
+	if (i == e)
+		return *h == '\0';
+	close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
+	for (nd = 0; nd < 20 && isdigit((unsigned char)h[nd]); nd++)
+		;
+	for (d = 1; d <= nd; d++) {
+		uint64_t v = 0;
+		size_t k;
+
+		for (k = 0; k < d; k++)
+			v = v * 10 + (uint64_t)(h[k] - '0');
+		for (b = i + 1; b <= close;) {
+			size_t j = b;
+			uint64_t lo = 0, hi = 0;
+			int w = 0, rc;
+			char num[32];
+
+			while (j < close && s[j] != ',')
+				j++;
+			if (parse_range(s, b, j, &lo, &hi, &w, NULL, 0) < 0)
+				return 0;
+			if (v >= lo && v <= hi
+			    && snprintf(num, sizeof(num), "%0*" PRIu64, w, v) == (int)d
+			    && memcmp(num, h, d) == 0) {
+				rc = item_match(s, close + 1, e, h + d, steps);
+				if (rc != 0)
+					return rc;
+			}
+			b = j + 1;
+		}
+	}
+	return 0;
+}
+
+int rdzv_hostlist_has(const char *list, const char *host, char *err, size_t errlen)
+{
+	size_t pos = 0, b, e;
+	unsigned steps = 0;
+	int rc;
+
+	if (!list || !host)
+		return rdzv_err(err, errlen, "no host list");
+	if (rdzv_hostlist_count(list, err, errlen) < 0)
+		return -1;
+	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
+		int m;
+
+		steps = 0; /* a bound per item: linear in the number of items */
+		m = item_match(list, b, e, host, &steps);
+
+		if (m < 0)
+			return rdzv_err(err, errlen, "host list '%.64s' too ambiguous to search", list);
+		if (m > 0)
+			return 1;
+	}
+	return rc < 0 ? -1 : 0;
+}

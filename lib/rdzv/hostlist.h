@@ -30,4 +30,9 @@ long rdzv_hostlist_count(const char *list, char *err, size_t errlen);
 int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
                       char *err, size_t errlen);
 
+/* Whether the expression names host: 1 yes, 0 no, -1 with a reason in err
+ * (malformed, or so ambiguous that the search would run away). Time grows
+ * with the expression's length, never with the number of hosts it names. */
+int rdzv_hostlist_has(const char *list, const char *host, char *err, size_t errlen);
+
 #endif

@@ -1,8 +1,9 @@
 /* fuzz-hostlist.c: Slurm host list expressions (SLURM_STEP_NODELIST,
  * hostfile lines). Input: the expression. Invariants: counting and indexing
  * agree (every index below the count names a host, the count itself does
- * not), a host always fits the buffer it was given, and work stays bounded
- * by the length of the text (libFuzzer's -timeout catches a blow-up). */
+ * not), every host indexing gives is one the list has (rdzv_hostlist_has),
+ * a host always fits the buffer it was given, and work stays bounded by the
+ * length of the text (libFuzzer's -timeout catches a blow-up). */
 #include "config.h"
 #include "fuzz.h"
 #include "hostlist.h"
@@ -17,6 +18,10 @@ static void check_nth(const char *list, long count, size_t k, size_t hostlen)
 	if (rc == 0) {
 		FUZZ_ASSERT((long)k < count);
 		FUZZ_ASSERT(strlen(host) < hostlen);
+		/* Searching finds it, or gives up on an ambiguous list with a
+		 * reason: it never says no to a host the list names. */
+		rc = rdzv_hostlist_has(list, host, err, sizeof(err));
+		FUZZ_ASSERT(rc == 1 || (rc == -1 && strstr(err, "ambiguous") != NULL));
 	} else {
 		FUZZ_ASSERT(rc == -1);
 		FUZZ_ASSERT(memchr(err, '\0', sizeof(err)) != NULL);
@@ -42,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* A malformed list never yields a host. */
 		FUZZ_ASSERT(rdzv_hostlist_nth(list, 0, host, sizeof(host), err, sizeof(err)) < 0);
+		FUZZ_ASSERT(rdzv_hostlist_has(list, "n1", err, sizeof(err)) == -1);
 		goto out;
 	}
 	h = fuzz_hash(list);

@@ -5,6 +5,8 @@
  *   hostlist-print -l     one expression per line of stdin; for each, one
  *                         line of output: its hosts separated by single
  *                         spaces, or "error: REASON"
+ *   hostlist-print -m     lines "EXPR<TAB>HOST" on stdin; for each, one line:
+ *                         1 or 0 (rdzv_hostlist_has), or "error: REASON"
  * Used by tests/0010-hostlist-matches-scontrol.t. */
 #include "config.h"
 #include "hostlist.h"
@@ -43,8 +45,26 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "-m") == 0) {
+		while (fgets(line, sizeof(line), stdin)) {
+			char *tab;
+			int rc;
+
+			line[strcspn(line, "\n")] = '\0';
+			if (!(tab = strchr(line, '\t'))) {
+				printf("error: no tab\n");
+				continue;
+			}
+			*tab = '\0';
+			if ((rc = rdzv_hostlist_has(line, tab + 1, err, sizeof(err))) < 0)
+				printf("error: %s\n", err);
+			else
+				printf("%d\n", rc);
+		}
+		return 0;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: hostlist-print EXPRESSION | -l\n");
+		fprintf(stderr, "usage: hostlist-print EXPRESSION | -l | -m\n");
 		return 2;
 	}
 	if (print_hosts(argv[1], "\n", err, sizeof(err)) < 0) {

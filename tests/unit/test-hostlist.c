@@ -235,10 +235,55 @@ static void test_large(void)
 	is_str(host, "n11", "host 6 of a,b,n[1-3,10-12],c is n11");
 }
 
+/* Membership by search (the host sets here are read by hand off each list;
+ * tests/0010 compares with scontrol's lists). */
+static void test_has(void)
+{
+	char list[512], host[128];
+	int i;
+
+	is_int(rdzv_hostlist_has("r[000-999]n[0000-9999]", "r567n8901", err, sizeof(err)), 1,
+	       "has: a host of a 10^7 product, both paddings");
+	is_int(rdzv_hostlist_has("r[000-999]n[0000-9999]", "r567n891", err, sizeof(err)), 0,
+	       "has: the same host without its padding is not named");
+	is_int(rdzv_hostlist_has("n[0-1099511627775]", "n1099511627775", err, sizeof(err)), 1,
+	       "has: the last of 2^40 hosts, at once");
+	is_int(rdzv_hostlist_has("n[0-1099511627775]", "n1099511627776", err, sizeof(err)), 0,
+	       "has: one past the high bound is not named");
+	is_int(rdzv_hostlist_has("a,b,n[1-3,10-12],c", "c", err, sizeof(err)), 1,
+	       "has: a plain item after ranges");
+	is_int(rdzv_hostlist_has("a,b,n[1-3,10-12],c", "n4", err, sizeof(err)), 0,
+	       "has: a gap between ranges is not named");
+	is_int(rdzv_hostlist_has("node[01-10]-ib", "node10-ib", err, sizeof(err)), 1,
+	       "has: a shared suffix");
+	is_int(rdzv_hostlist_has("node[01-10]-ib", "node10", err, sizeof(err)), 0,
+	       "has: the suffix is required");
+	is_int(rdzv_hostlist_has("n[1-2][3-4]", "n24", err, sizeof(err)), 1,
+	       "has: adjacent groups");
+	is_int(rdzv_hostlist_has("n[1-9][10-99]", "n110", err, sizeof(err)), 1,
+	       "has: adjacent groups split the digits where the ranges allow (1|10)");
+	is_int(rdzv_hostlist_has("n[1-3", "n1", err, sizeof(err)), -1, "has: a malformed list is refused");
+	ok(strstr(err, "not closed") != NULL, "has: with the parser's reason (%s)", err);
+	/* 30 adjacent groups [1,11], each taking one or two of the host's 45
+	 * ones before a 2 that nothing matches: some 10^8 ways to try (2^30
+	 * hosts, so the list itself is valid); the search gives up with a reason. */
+	strcpy(list, "n");
+	for (i = 0; i < 30; i++)
+		strcat(list, "[1,11]");
+	host[0] = 'n';
+	memset(host + 1, '1', 45);
+	host[46] = '2';
+	host[47] = '\0';
+	is_int(rdzv_hostlist_has(list, host, err, sizeof(err)), -1,
+	       "has: a list too ambiguous to search is refused, not searched for hours");
+	ok(strstr(err, "ambiguous") != NULL, "has: and says so (%s)", err);
+}
+
 int main(void)
 {
 	test_invalid();
 	test_forms();
 	test_large();
+	test_has();
 	return done_testing();
 }
