@@ -315,7 +315,7 @@ static int item_match(const char *s, size_t i, size_t e, const char *h, unsigned
 int rdzv_hostlist_has(const char *list, const char *host, char *err, size_t errlen)
 {
 	size_t pos = 0, b, e;
-	unsigned steps = 0;
+	unsigned steps;
 	int rc;
 
 	if (!list || !host)
