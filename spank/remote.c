@@ -324,12 +324,14 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
 	/* A reserved port inside the node's ephemeral range may be held by any
 	 * program's outgoing connection, and rank 0 then cannot bind it: say so
-	 * where the port is reported (--rdzv-verbose), naming the range. */
-	if (from_resv
-	    && rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0
-	    && st->port >= eph.lo && st->port <= eph.hi)
+	 * where the port is reported (--rdzv-verbose), naming the range. Only
+	 * when asked, and reading the range once: the step's launch pays nothing. */
+	if (from_resv && rdzv.verbose && !ephp
+	    && rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
+		ephp = &eph;
+	if (from_resv && rdzv.verbose && ephp && st->port >= ephp->lo && st->port <= ephp->hi)
 		snprintf(rdzv.port_source, sizeof(rdzv.port_source),
-		         "%s, inside this node's ephemeral range %u-%u", src_name, eph.lo, eph.hi);
+		         "%s, inside this node's ephemeral range %u-%u", src_name, ephp->lo, ephp->hi);
 	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
 	                     sizeof(st->master_addr), err, errlen) < 0)
 		goto fail;
