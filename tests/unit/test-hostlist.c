@@ -239,29 +239,33 @@ static void test_large(void)
  * tests/0010 compares with scontrol's lists). */
 static void test_has(void)
 {
-	char list[512], host[128];
+	static const struct {
+		const char *list, *host;
+		int want;
+		const char *name;
+	} cases[] = {
+		{ "r[000-999]n[0000-9999]", "r567n8901", 1, "a host of a 10^7 product, both paddings" },
+		{ "r[000-999]n[0000-9999]", "r567n891", 0,
+		  "the same host without its padding is not named" },
+		{ "n[0-1099511627775]", "n1099511627775", 1, "the last of 2^40 hosts, at once" },
+		{ "n[0-1099511627775]", "n1099511627776", 0, "one past the high bound is not named" },
+		{ "a,b,n[1-3,10-12],c", "c", 1, "a plain item after ranges" },
+		{ "a,b,n[1-3,10-12],c", "n4", 0, "a gap between ranges is not named" },
+		{ "node[01-10]-ib", "node10-ib", 1, "a shared suffix" },
+		{ "node[01-10]-ib", "node10", 0, "the suffix is required" },
+		{ "n[1-2][3-4]", "n24", 1, "adjacent groups" },
+		{ "n[1-9][10-99]", "n110", 1,
+		  "adjacent groups split the digits where the ranges allow (1|10)" },
+	};
+	char list[512], host[128], name[160];
+	size_t c;
 	int i;
 
-	is_int(rdzv_hostlist_has("r[000-999]n[0000-9999]", "r567n8901", err, sizeof(err)), 1,
-	       "has: a host of a 10^7 product, both paddings");
-	is_int(rdzv_hostlist_has("r[000-999]n[0000-9999]", "r567n891", err, sizeof(err)), 0,
-	       "has: the same host without its padding is not named");
-	is_int(rdzv_hostlist_has("n[0-1099511627775]", "n1099511627775", err, sizeof(err)), 1,
-	       "has: the last of 2^40 hosts, at once");
-	is_int(rdzv_hostlist_has("n[0-1099511627775]", "n1099511627776", err, sizeof(err)), 0,
-	       "has: one past the high bound is not named");
-	is_int(rdzv_hostlist_has("a,b,n[1-3,10-12],c", "c", err, sizeof(err)), 1,
-	       "has: a plain item after ranges");
-	is_int(rdzv_hostlist_has("a,b,n[1-3,10-12],c", "n4", err, sizeof(err)), 0,
-	       "has: a gap between ranges is not named");
-	is_int(rdzv_hostlist_has("node[01-10]-ib", "node10-ib", err, sizeof(err)), 1,
-	       "has: a shared suffix");
-	is_int(rdzv_hostlist_has("node[01-10]-ib", "node10", err, sizeof(err)), 0,
-	       "has: the suffix is required");
-	is_int(rdzv_hostlist_has("n[1-2][3-4]", "n24", err, sizeof(err)), 1,
-	       "has: adjacent groups");
-	is_int(rdzv_hostlist_has("n[1-9][10-99]", "n110", err, sizeof(err)), 1,
-	       "has: adjacent groups split the digits where the ranges allow (1|10)");
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		snprintf(name, sizeof(name), "has: %s", cases[c].name);
+		is_int(rdzv_hostlist_has(cases[c].list, cases[c].host, err, sizeof(err)), cases[c].want,
+		       name);
+	}
 	is_int(rdzv_hostlist_has("n[1-3", "n1", err, sizeof(err)), -1, "has: a malformed list is refused");
 	ok(strstr(err, "not closed") != NULL, "has: with the parser's reason (%s)", err);
 	/* 30 adjacent groups [1,11], each taking one or two of the host's 45
