@@ -14,7 +14,12 @@
  *     so the ordinary precedence decides.
  *   task_init, after applying: rank 0 says which of the container's values
  *     were replaced; each node's first task says when the NCCL environment
- *     plugin the profile enforces is not visible inside the container. */
+ *     plugin the profile enforces is not visible inside the container.
+ *   task_init, last: every variable the task got is also given as
+ *     APPTAINERENV_NAME (rdzv_container_apptainer), for Apptainer, which
+ *     applies an image's %environment over the task's environment. The
+ *     task's command line is not looked at: `singularity`, a wrapper
+ *     script or `bash -c` start apptainer just as well. */
 #define _GNU_SOURCE 1 /* dl_iterate_phdr, RTLD_NOLOAD */
 #include "config.h"
 #include "plugin.h"
@@ -234,6 +239,30 @@ void rdzv_container_report_task(spank_t sp, const struct rdzv_task *t,
 		        rdzv.nodename[0] ? rdzv.nodename : "?", e->value);
 	fflush(stderr);
 	rdzv_container_changes_free(&ctr.ch);
+}
+
+int rdzv_container_carry_task(spank_t sp, const struct rdzv_task *t,
+                              const struct rdzv_envset *env, const struct rdzv_envset *late,
+                              const struct rdzv_env_ops *ops, char *err, size_t errlen)
+{
+	struct rdzv_apptainer_stats st;
+	char note[512];
+
+	(void)sp;
+	if (!rdzv.conf.container_env)
+		return 0;
+	memset(&st, 0, sizeof(st));
+	if (rdzv_container_apptainer(env, ops, &st, err, errlen) < 0
+	    || (late && rdzv_container_apptainer(late, ops, &st, err, errlen) < 0))
+		return -1;
+	if (rdzv.verbose && t->local_rank == 0) {
+		rdzv_container_apptainer_note(&st, note, sizeof(note));
+		if (note[0])
+			fprintf(stderr, RDZV_TAG ": %s: %s\n", rdzv.nodename[0] ? rdzv.nodename : "?",
+			        note);
+		fflush(stderr);
+	}
+	return 0;
 }
 
 void rdzv_container_exit(void)

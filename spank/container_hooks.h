@@ -15,6 +15,12 @@ int rdzv_container_restore_task(spank_t sp, const struct rdzv_envset *env,
                                 const struct rdzv_env_ops *ops, char *err, size_t errlen);
 void rdzv_container_report_task(spank_t sp, const struct rdzv_task *t,
                                 const struct rdzv_envset *env);
+/* Apptainer: every variable of the task's applied sets (late may be NULL)
+ * also as APPTAINERENV_NAME, unless plugstack.conf says container_env=no;
+ * under --rdzv-verbose the node's first task says so in one line. */
+int rdzv_container_carry_task(spank_t sp, const struct rdzv_task *t,
+                              const struct rdzv_envset *env, const struct rdzv_envset *late,
+                              const struct rdzv_env_ops *ops, char *err, size_t errlen);
 void rdzv_container_exit(void);
 
 #endif

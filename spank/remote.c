@@ -568,6 +568,8 @@ int rdzv_remote_task_init(spank_t sp)
 	}
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(sp, env, late);
+	if (rdzv_container_carry_task(sp, &t, env, late, &ops, err, sizeof(err)) < 0)
+		fail_task(t.rank, 1, err); /* Apptainer (issue 20) */
 	/* Exported identity variables the step replaced, and exported
 	 * addresses it kept: one line, from rank 0, verbose or not (a stale
 	 * RANK=0 in a batch script is worth knowing about). */

@@ -13,6 +13,7 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	c->port_range.hi = RDZV_DEFAULT_PORT_HI;
 	c->addr_form = RDZV_ADDR_NAME;
 	c->env_fallback = 1;
+	c->container_env = 1;
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
 }
@@ -87,14 +88,17 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			else
 				return rdzv_err(err, errlen,
 				                "plugstack argument master_addr=%.32s: valid values are name, ip", val);
-		} else if (strcmp(key, "env") == 0 || strcmp(key, "strict") == 0) {
+		} else if (strcmp(key, "env") == 0 || strcmp(key, "strict") == 0
+		           || strcmp(key, "container_env") == 0) {
 			if ((b = rdzv_parse_bool(val)) < 0)
 				return rdzv_err(err, errlen,
 				                "plugstack argument %s=%.32s: valid values are yes, no", key, val);
 			if (key[0] == 'e')
 				c->env_fallback = b;
-			else
+			else if (key[0] == 's')
 				c->strict = b;
+			else
+				c->container_env = b;
 		} else if (strcmp(key, "bind") == 0) {
 			if (set_string(c->bind, sizeof(c->bind), key, val, 0, err, errlen) < 0)
 				return -1;
@@ -129,7 +133,8 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			return rdzv_err(err, errlen,
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
-			                "identity_root, strict, profiles, profile, partition_profile)", key);
+			                "identity_root, strict, profiles, profile, partition_profile, "
+			                "container_env)", key);
 		}
 	}
 	return 0;

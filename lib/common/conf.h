@@ -30,6 +30,7 @@ struct rdzv_conf {
 	char topology_cache[RDZV_PATH_MAX];    /* topology_cache=DIR|no: root's model cache */
 	char gres_conf[RDZV_PATH_MAX];         /* gres_conf=PATH: for GPU identity */
 	char identity_root[RDZV_PATH_MAX];     /* identity_root=DIR: prefix of /proc, /sys, /dev */
+	int container_env;                     /* container_env=yes|no: APPTAINERENV_* copies */
 };
 
 /* Where the node model of topology= is cached unless topology_cache= says

@@ -179,3 +179,113 @@ int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), vo
 	}
 	return 0;
 }
+
+/* Apptainer and Singularity (container.h). */
+
+static int prefixed(char *buf, size_t len, const char *prefix, const char *name)
+{
+	int n = snprintf(buf, len, "%s%s", prefix, name);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* 1: the variable is in the task's environment (a value too long to read
+ * is there too: it is the user's), 0: it is not. */
+static int present(const struct rdzv_env_ops *ops, const char *name, char *buf, size_t len)
+{
+	return ops->get(ops->ctx, name, buf, len) != 0;
+}
+
+static void note_kept(struct rdzv_apptainer_stats *st, const char *name)
+{
+	size_t off = strlen(st->kept_names);
+
+	if (off + 1 >= sizeof(st->kept_names))
+		return;
+	snprintf(st->kept_names + off, sizeof(st->kept_names) - off, "%s%s", off ? " " : "", name);
+}
+
+int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_env_ops *ops,
+                             struct rdzv_apptainer_stats *st, char *err, size_t errlen)
+{
+	char aname[160], sname[160], *cur;
+	size_t i;
+	int rv = -1;
+
+	if (!set || !ops || !st)
+		return rdzv_err(err, errlen, "no variables or environment for Apptainer");
+	if (!(cur = malloc(RDZV_VALUE_MAX)))
+		return rdzv_err(err, errlen, "out of memory");
+	for (i = 0; i < set->n; i++) {
+		const struct rdzv_env_entry *e = &set->v[i];
+		const char *fin = final_value(e);
+		int strong = e->policy != RDZV_SET_DEFAULT; /* ENFORCE or UNSET */
+		int have_a, have_s;
+
+		if (e->outcome == RDZV_OUT_NONE)
+			continue; /* not applied: nothing to carry */
+		if (prefixed(aname, sizeof(aname), RDZV_APPTAINER_PREFIX, e->name) < 0
+		    || prefixed(sname, sizeof(sname), RDZV_SINGULARITY_PREFIX, e->name) < 0) {
+			rdzv_err(err, errlen, "%.64s: name too long for %s", e->name,
+			         RDZV_SINGULARITY_PREFIX);
+			goto fail;
+		}
+		have_a = present(ops, aname, cur, RDZV_VALUE_MAX);
+		have_s = present(ops, sname, cur, RDZV_VALUE_MAX);
+		if (!strong && (have_a || have_s)) {
+			st->kept++;
+			note_kept(st, have_a ? aname : sname);
+			continue; /* the user's choice, as their NAME would be */
+		}
+		if (have_s) {
+			if (ops->unset(ops->ctx, sname) < 0) {
+				rdzv_err(err, errlen, "cannot unset %s", sname);
+				goto fail;
+			}
+			st->removed++;
+		}
+		if (!fin) {
+			if (have_a) {
+				if (ops->unset(ops->ctx, aname) < 0) {
+					rdzv_err(err, errlen, "cannot unset %s", aname);
+					goto fail;
+				}
+				st->removed++;
+			}
+			continue;
+		}
+		if (ops->set(ops->ctx, aname, fin) < 0) {
+			rdzv_err(err, errlen, "cannot set %s", aname);
+			goto fail;
+		}
+		st->set++;
+	}
+	rv = 0;
+fail:
+	free(cur);
+	return rv;
+}
+
+void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *buf, size_t len)
+{
+	size_t off = 0;
+	int w;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!st || (!st->set && !st->kept && !st->removed))
+		return;
+	w = snprintf(buf, len, "%u variable%s also set as %s* (Apptainer applies an image's "
+	             "%%environment over the task's)", st->set, st->set == 1 ? "" : "s",
+	             RDZV_APPTAINER_PREFIX);
+	off = w < 0 ? len : (size_t)w;
+	if (st->kept && off < len) {
+		w = snprintf(buf + off, len - off, "; kept the user's %s", st->kept_names);
+		off = w < 0 ? len : off + (size_t)w;
+	}
+	if (st->removed && off < len)
+		snprintf(buf + off, len - off, "; removed %u of the user's %s*/%s* that the "
+		         "site's policy overrides", st->removed, RDZV_APPTAINER_PREFIX,
+		         RDZV_SINGULARITY_PREFIX);
+}

@@ -1,6 +1,10 @@
-/* container.h: the step's rendezvous inside a container (pyxis + enroot).
+/* container.h: the step's rendezvous inside a container: pyxis + enroot
+ * (the first part), Apptainer and Singularity (rdzv_container_apptainer,
+ * at the end).
  *
- * What pyxis 0.24 does in its task_init (pyxis_slurmstepd.c): the node's
+ * pyxis: this rule follows pyxis 0.24's behaviour as read in its source; it
+ * is not exercised end to end here, since no Debian suite packages pyxis or
+ * enroot (doc/containers.md). What pyxis 0.24 does in its task_init (pyxis_slurmstepd.c): the node's
  * first task starts the container (`enroot start`, whose environment is the
  * container's: the image's ENV from its /etc/environment, enroot's
  * environ.d, the names given to --container-env, and what enroot hooks such
@@ -75,5 +79,48 @@ enum rdzv_container_order rdzv_container_order(const char *const *names, size_t 
  * init_post_opt runs, and pyxis also reads PYXIS_CONTAINER_IMAGE and
  * PYXIS_CONTAINER_NAME. Returns 1 or 0. */
 int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), void *ctx);
+
+/* Apptainer (and Singularity, which in Debian is Apptainer) applies the
+ * image's %environment (a converted Docker image's ENV) over the task's
+ * environment after the plugin has set it: under `srun --rdzv=torch
+ * apptainer exec IMAGE ...` an image declaring RANK=0 WORLD_SIZE=1
+ * MASTER_ADDR=localhost would give every task those. A host variable
+ * APPTAINERENV_NAME=value gives NAME=value inside the container, over the
+ * image's, and is kept by --cleanenv (measured with Apptainer 1.4.5,
+ * ../shared/containers/README.md). The plugin cannot see that a task will
+ * run apptainer (a wrapper script, `singularity`), so every task gets them.
+ *
+ * For every entry of set, after rdzv_envset_apply (its outcome known):
+ *  - the task ends with NAME=value (set, enforced, or the user's export
+ *    kept): APPTAINERENV_NAME gets that same value, unless the user
+ *    exported APPTAINERENV_NAME (or SINGULARITYENV_NAME) and the entry is
+ *    not ENFORCE: the user's is kept, as their NAME would be. An ENFORCE
+ *    entry (the profile's enforce, the plugin's identity variables)
+ *    overwrites it;
+ *  - the entry removes NAME (UNSET): the user's APPTAINERENV_NAME and
+ *    SINGULARITYENV_NAME go too (the host cannot remove an image's own).
+ * Only APPTAINERENV_ is written; a user's SINGULARITYENV_NAME that an
+ * ENFORCE entry overrides is removed rather than rewritten: Apptainer 1.4
+ * warns about every SINGULARITYENV_ variable it finds (doc/containers.md
+ * has the measurement). Names are never longer than envset's 128 bytes.
+ * Counts are added to st (not zeroed), so the glue can call this for each
+ * of a task's sets. Returns 0, or -1 with the variable named in err. */
+#define RDZV_APPTAINER_PREFIX "APPTAINERENV_"
+#define RDZV_SINGULARITY_PREFIX "SINGULARITYENV_"
+
+struct rdzv_apptainer_stats {
+	unsigned set;      /* APPTAINERENV_NAME written */
+	unsigned kept;     /* the user's APPTAINERENV_/SINGULARITYENV_NAME kept */
+	unsigned removed;  /* the user's removed (UNSET entries, enforced over) */
+	char kept_names[256]; /* "NAME NAME ..." of kept ones, cut when long */
+};
+
+int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_env_ops *ops,
+                             struct rdzv_apptainer_stats *st, char *err, size_t errlen);
+
+/* The --rdzv-verbose line (no "rdzv: " tag, no newline) for st: "" when
+ * nothing was carried. */
+void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *buf,
+                                   size_t len);
 
 #endif

@@ -27,6 +27,7 @@ static void fuzz_args(struct fuzz_pieces *p)
 	FUZZ_ASSERT(c.port_range.lo >= RDZV_PORT_MIN && c.port_range.lo <= c.port_range.hi);
 	FUZZ_ASSERT(c.addr_form == RDZV_ADDR_NAME || c.addr_form == RDZV_ADDR_IP);
 	FUZZ_ASSERT(c.env_fallback == 0 || c.env_fallback == 1);
+	FUZZ_ASSERT(c.container_env == 0 || c.container_env == 1);
 	FUZZ_ASSERT(memchr(c.bind, '\0', sizeof(c.bind)) != NULL);
 	FUZZ_ASSERT(memchr(c.topology, '\0', sizeof(c.topology)) != NULL);
 	FUZZ_ASSERT(memchr(c.profiles, '\0', sizeof(c.profiles)) != NULL);

@@ -93,6 +93,14 @@ static void test_invalid_conf(void)
 	conf_refused("master_addr=", "valid values are name, ip", "an empty master_addr is refused");
 	conf_refused("env=maybe", "env=maybe: valid values are yes, no", "env=maybe is refused");
 	conf_refused("env=", "valid values are yes, no", "an empty env= is refused");
+	conf_refused("container_env=apptainer", "container_env=apptainer: valid values are yes, no",
+	             "container_env=apptainer is refused with the valid values");
+	conf_refused("container_env=", "valid values are yes, no", "an empty container_env= is refused");
+	conf_refused("container_env=Yes", "valid values are yes, no",
+	             "container_env= is case-sensitive like the other booleans");
+	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
+	             "a misspelt container_env is an unknown key");
+	conf_refused("bogus=1", "container_env)", "the refusal lists container_env among the known keys");
 	conf_refused("strict=YES", "strict=YES: valid values are yes, no",
 	             "booleans are case-sensitive");
 	conf_refused("topology=relative/topo.xml", "must be an absolute path",
@@ -146,6 +154,7 @@ static void test_conf(void)
 	is_int(c.addr_form, RDZV_ADDR_NAME, "MASTER_ADDR is a name by default");
 	is_int(c.env_fallback, 1, "the environment fallback is on by default");
 	is_int(c.strict, 0, "strict is off by default");
+	is_int(c.container_env, 1, "APPTAINERENV_* copies are on by default (container_env=yes)");
 	is_str(c.bind, "none", "binding is none by default");
 	is_str(c.topology, "", "no topology path by default");
 	is_int(rdzv_conf_parse(0, NULL, &c, err, sizeof(err)), 0, "no arguments is fine");
@@ -171,6 +180,20 @@ static void test_conf(void)
 	ok(parse1("master_addr=name", &c) == 0 && c.addr_form == RDZV_ADDR_NAME,
 	   "master_addr=name is accepted");
 	ok(parse1("mode=torch=x", &c) == -1, "a value holding '=' is not a mode");
+	ok(parse1("container_env=no", &c) == 0 && c.container_env == 0,
+	   "container_env=no turns the APPTAINERENV_* copies off");
+	ok(parse1("container_env=yes", &c) == 0 && c.container_env == 1,
+	   "container_env=yes keeps them on");
+	{
+		char b0[] = "container_env=no", b1[] = "mode=torch", b2[] = "container_env=1";
+		char *bv[] = { b0, b1, b2 };
+
+		rdzv_conf_defaults(&c);
+		ok(rdzv_conf_parse(3, bv, &c, err, sizeof(err)) == 0 && c.container_env == 1,
+		   "the last container_env= on the line wins");
+	}
+	ok(parse1("container_env=off", &c) == 0 && c.container_env == 0,
+	   "container_env= takes every boolean spelling (off)");
 
 	/* Binding's identity and cache keys (issue 15). */
 	rdzv_conf_defaults(&c);

@@ -2,7 +2,11 @@
  * gets the user's value back before the ordinary precedence runs, so an
  * image's ENV or an enroot hook's value is never taken for a user's export,
  * a user's export survives, enforced entries win, and every replaced value
- * is reported. Plugstack order and container requests. Invalid input first. */
+ * is reported. Plugstack order and container requests. Invalid input first.
+ * Apptainer (test_apptainer): every variable a task ends with is also given
+ * as APPTAINERENV_NAME with the task's value; a user's own APPTAINERENV_ or
+ * SINGULARITYENV_ name is kept unless the entry is enforced; UNSET entries
+ * take the user's copies away; names the plugin does not set are untouched. */
 #include "config.h"
 #include "container.h"
 #include "tap.h"
@@ -116,6 +120,121 @@ static const char *fake_get(void *ctx, const char *name)
 		if (strncmp(*kv, name, l) == 0 && (*kv)[l] == '=')
 			return *kv + l + 1;
 	return NULL;
+}
+
+static void test_apptainer(void)
+{
+	struct rdzv_envset *set = rdzv_envset_create(), *late = rdzv_envset_create();
+	struct rdzv_apptainer_stats st;
+	struct memenv m;
+	struct rdzv_env_ops ops = { mem_get, mem_set, mem_unset, &m };
+	char note[512];
+	/* The user exported MASTER_ADDR (kept, DEFAULT), a stale RANK and a
+	 * stale APPTAINERENV_RANK (identity is enforced), APPTAINERENV_NCCL_DEBUG
+	 * (kept: a default), SINGULARITYENV_NCCL_IB_HCA (enforced over: removed,
+	 * Apptainer warns about SINGULARITYENV_), APPTAINERENV_NCCL_P2P_DISABLE
+	 * (the profile unsets it), and a variable of their own image's. */
+	static const char *const task[] = {
+		"MASTER_ADDR=n1", "RANK=0", "APPTAINERENV_RANK=0", "APPTAINERENV_NCCL_DEBUG=INFO",
+		"SINGULARITYENV_NCCL_IB_HCA=mlx5_9", "APPTAINERENV_NCCL_P2P_DISABLE=1",
+		"NCCL_P2P_DISABLE=1", "APPTAINERENV_MY_IMAGE_VAR=x", "PATH=/usr/bin", NULL };
+
+	/* Invalid input. */
+	memset(&st, 0, sizeof(st));
+	mem_init(&m, task);
+	ok(rdzv_container_apptainer(NULL, &ops, &st, err, sizeof(err)) == -1, "apptainer: no set refused");
+	ok(rdzv_container_apptainer(set, NULL, &st, err, sizeof(err)) == -1, "apptainer: no ops refused");
+	ok(rdzv_container_apptainer(set, &ops, NULL, err, sizeof(err)) == -1, "apptainer: no stats refused");
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == 0 && st.set == 0,
+	   "apptainer: an empty set carries nothing");
+	rdzv_container_apptainer_note(&st, note, sizeof(note));
+	is_str(note, "", "nothing carried: no verbose line");
+
+	rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "RANK", err, sizeof(err), "3");
+	rdzv_envset_addfx(set, "rdzv", RDZV_SET_ENFORCE, RDZV_ENV_IDENTITY, "WORLD_SIZE", err,
+	                  sizeof(err), "4");
+	rdzv_envset_addfx(set, "rdzv", RDZV_SET_DEFAULT, RDZV_ENV_ADDRESS, "MASTER_ADDR", err,
+	                  sizeof(err), "n3");
+	rdzv_envset_addfx(set, "rdzv", RDZV_SET_DEFAULT, RDZV_ENV_ADDRESS, "MASTER_PORT", err,
+	                  sizeof(err), "29512");
+	rdzv_envset_add(set, "NCCL_IB_HCA", "mlx5_2", RDZV_SET_ENFORCE, "profile site", err, sizeof(err));
+	rdzv_envset_add(set, "NCCL_DEBUG", "WARN", RDZV_SET_DEFAULT, "profile site", err, sizeof(err));
+	rdzv_envset_add(set, "NCCL_P2P_DISABLE", NULL, RDZV_SET_UNSET, "profile site", err, sizeof(err));
+	rdzv_envset_add(set, "NCCL_NET_GDR_LEVEL", NULL, RDZV_SET_UNSET, "profile site", err, sizeof(err));
+	rdzv_envset_add(set, "CUDA_VISIBLE_DEVICES", "2", RDZV_SET_DEFAULT, "binding", err, sizeof(err));
+	rdzv_envset_add(late, "JAX_LOCAL_DEVICE_IDS", "2", RDZV_SET_DEFAULT, "jax", err, sizeof(err));
+
+	/* Not applied yet: nothing to carry (outcomes unknown). */
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == 0 && st.set == 0
+	   && st.kept == 0 && st.removed == 0, "entries not applied yet are not carried");
+	is_str(val(&m, "APPTAINERENV_WORLD_SIZE"), "(unset)", "so nothing is written");
+
+	ok(rdzv_envset_apply(set, &ops, err, sizeof(err)) == 0 && rdzv_envset_apply(late, &ops, err,
+	   sizeof(err)) == 0, "apply both sets");
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == 0, "carry the set");
+	ok(rdzv_container_apptainer(late, &ops, &st, err, sizeof(err)) == 0, "carry the late set");
+	is_str(val(&m, "APPTAINERENV_RANK"), "3", "identity: the plugin's RANK over a stale APPTAINERENV_RANK");
+	is_str(val(&m, "APPTAINERENV_WORLD_SIZE"), "4", "WORLD_SIZE carried with the task's value");
+	is_str(val(&m, "APPTAINERENV_MASTER_ADDR"), "n1",
+	       "MASTER_ADDR: the task's final value (the user's kept export) is carried");
+	is_str(val(&m, "MASTER_ADDR"), "n1", "and the task's own MASTER_ADDR is unchanged");
+	is_str(val(&m, "APPTAINERENV_MASTER_PORT"), "29512", "MASTER_PORT carried");
+	is_str(val(&m, "APPTAINERENV_NCCL_IB_HCA"), "mlx5_2", "an enforced profile entry is carried");
+	is_str(val(&m, "SINGULARITYENV_NCCL_IB_HCA"), "(unset)",
+	       "the user's SINGULARITYENV_ copy of an enforced entry is removed (it would win or warn)");
+	is_str(val(&m, "APPTAINERENV_NCCL_DEBUG"), "INFO",
+	       "the user's own APPTAINERENV_NCCL_DEBUG is kept over a profile default");
+	is_str(val(&m, "NCCL_DEBUG"), "WARN", "while the task's own NCCL_DEBUG is the profile's");
+	is_str(val(&m, "APPTAINERENV_NCCL_P2P_DISABLE"), "(unset)",
+	       "an unset entry removes the user's APPTAINERENV_ copy too");
+	is_str(val(&m, "NCCL_P2P_DISABLE"), "(unset)", "as it removed the variable");
+	is_str(val(&m, "APPTAINERENV_NCCL_NET_GDR_LEVEL"), "(unset)", "an unset entry writes nothing");
+	is_str(val(&m, "APPTAINERENV_CUDA_VISIBLE_DEVICES"), "2", "binding's variables are carried");
+	is_str(val(&m, "APPTAINERENV_JAX_LOCAL_DEVICE_IDS"), "2", "the late set's too");
+	is_str(val(&m, "APPTAINERENV_MY_IMAGE_VAR"), "x", "a name the plugin does not set is untouched");
+	is_str(val(&m, "APPTAINERENV_PATH"), "(unset)", "PATH (not the plugin's) gets no copy");
+	is_str(val(&m, "SINGULARITYENV_RANK"), "(unset)", "no SINGULARITYENV_ copy is written");
+	is_int((int)st.set, 7, "seven copies written (RANK WORLD_SIZE MASTER_ADDR MASTER_PORT "
+	       "NCCL_IB_HCA CUDA_VISIBLE_DEVICES JAX_LOCAL_DEVICE_IDS)");
+	is_int((int)st.kept, 1, "one user's copy kept");
+	is_int((int)st.removed, 2, "two user's copies removed");
+	is_str(st.kept_names, "APPTAINERENV_NCCL_DEBUG", "the kept one is named");
+	rdzv_container_apptainer_note(&st, note, sizeof(note));
+	ok(strncmp(note, "7 variables also set as APPTAINERENV_* (Apptainer applies an image's "
+	           "%environment over the task's)", 95) == 0, "verbose line: %s", note);
+	ok(strstr(note, "kept the user's APPTAINERENV_NCCL_DEBUG") != NULL, "it names the kept copy");
+	ok(strstr(note, "removed 2") != NULL, "and counts the removed ones");
+	rdzv_container_apptainer_note(&st, note, 20);
+	ok(strlen(note) < 20, "a short buffer cuts the line, terminated");
+
+	/* Again on the same task (idempotent): values do not change. */
+	memset(&st, 0, sizeof(st));
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == 0
+	   && strcmp(val(&m, "APPTAINERENV_RANK"), "3") == 0, "a second pass changes nothing");
+	is_int((int)st.kept, 4, "and counts the copies already there as kept (the four DEFAULT entries)");
+
+	/* A user's SINGULARITYENV_ only, on a DEFAULT entry: theirs, kept. */
+	mem_free(&m);
+	{
+		static const char *const s1[] = { "SINGULARITYENV_MASTER_PORT=4000", NULL };
+
+		mem_init(&m, s1);
+	}
+	memset(&st, 0, sizeof(st));
+	ok(rdzv_envset_apply(set, &ops, err, sizeof(err)) == 0
+	   && rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == 0, "apply and carry");
+	is_str(val(&m, "APPTAINERENV_MASTER_PORT"), "(unset)",
+	       "a user's SINGULARITYENV_MASTER_PORT: no APPTAINERENV_ copy beside it");
+	is_str(val(&m, "SINGULARITYENV_MASTER_PORT"), "4000", "and theirs is kept");
+
+	/* Failures name the variable. */
+	m.fail_set = "APPTAINERENV_RANK";
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == -1
+	   && strstr(err, "APPTAINERENV_RANK") != NULL, "a failing set names it (%s)", err);
+	m.fail_set = NULL;
+	mem_free(&m);
+	rdzv_envset_destroy(set);
+	rdzv_envset_destroy(late);
 }
 
 int main(void)
@@ -247,5 +366,6 @@ int main(void)
 		is_int(rdzv_container_requested(NULL, NULL), 0, "no lookup: no container");
 	}
 	rdzv_envset_destroy(set);
+	test_apptainer();
 	return done_testing();
 }
