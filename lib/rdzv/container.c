@@ -237,25 +237,21 @@ int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_en
 			note_kept(st, have_a ? aname : sname);
 			continue; /* the user's choice, as their NAME would be */
 		}
-		if (have_s) {
-			if (ops->unset(ops->ctx, sname) < 0) {
-				rdzv_err(err, errlen, "cannot unset %s", sname);
+		if (!fin) {
+			if ((have_a && ops->unset(ops->ctx, aname) < 0)
+			    || (have_s && ops->unset(ops->ctx, sname) < 0)) {
+				rdzv_err(err, errlen, "cannot unset %s", have_a ? aname : sname);
 				goto fail;
 			}
-			st->removed++;
-		}
-		if (!fin) {
-			if (have_a) {
-				if (ops->unset(ops->ctx, aname) < 0) {
-					rdzv_err(err, errlen, "cannot unset %s", aname);
-					goto fail;
-				}
-				st->removed++;
-			}
+			st->removed += (unsigned)(have_a + have_s);
 			continue;
 		}
 		if (ops->set(ops->ctx, aname, fin) < 0) {
 			rdzv_err(err, errlen, "cannot set %s", aname);
+			goto fail;
+		}
+		if (ops->set(ops->ctx, sname, fin) < 0) {
+			rdzv_err(err, errlen, "cannot set %s", sname);
 			goto fail;
 		}
 		st->set++;
@@ -276,16 +272,15 @@ void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *
 	buf[0] = '\0';
 	if (!st || (!st->set && !st->kept && !st->removed))
 		return;
-	w = snprintf(buf, len, "%u variable%s also set as %s* (Apptainer applies an image's "
-	             "%%environment over the task's)", st->set, st->set == 1 ? "" : "s",
-	             RDZV_APPTAINER_PREFIX);
+	w = snprintf(buf, len, "%u variable%s also set as %s* and %s* (Apptainer applies an "
+	             "image's %%environment over the task's)", st->set, st->set == 1 ? "" : "s",
+	             RDZV_APPTAINER_PREFIX, RDZV_SINGULARITY_PREFIX);
 	off = w < 0 ? len : (size_t)w;
 	if (st->kept && off < len) {
 		w = snprintf(buf + off, len - off, "; kept the user's %s", st->kept_names);
 		off = w < 0 ? len : off + (size_t)w;
 	}
 	if (st->removed && off < len)
-		snprintf(buf + off, len - off, "; removed %u of the user's %s*/%s* that the "
-		         "site's policy overrides", st->removed, RDZV_APPTAINER_PREFIX,
-		         RDZV_SINGULARITY_PREFIX);
+		snprintf(buf + off, len - off, "; removed %u of the user's copies of variables "
+		         "the step unsets", st->removed);
 }

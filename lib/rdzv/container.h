@@ -92,26 +92,26 @@ int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), vo
  *
  * For every entry of set, after rdzv_envset_apply (its outcome known):
  *  - the task ends with NAME=value (set, enforced, or the user's export
- *    kept): APPTAINERENV_NAME gets that same value, unless the user
- *    exported APPTAINERENV_NAME (or SINGULARITYENV_NAME) and the entry is
- *    not ENFORCE: the user's is kept, as their NAME would be. An ENFORCE
- *    entry (the profile's enforce, the plugin's identity variables)
- *    overwrites it;
+ *    kept): APPTAINERENV_NAME and SINGULARITYENV_NAME get that same value,
+ *    unless the user exported either of them and the entry is not ENFORCE:
+ *    the user's are kept, as their NAME would be. An ENFORCE entry (the
+ *    profile's enforce, the plugin's identity variables) overwrites both;
  *  - the entry removes NAME (UNSET): the user's APPTAINERENV_NAME and
  *    SINGULARITYENV_NAME go too (the host cannot remove an image's own).
- * Only APPTAINERENV_ is written; a user's SINGULARITYENV_NAME that an
- * ENFORCE entry overrides is removed rather than rewritten: Apptainer 1.4
- * warns about every SINGULARITYENV_ variable it finds (doc/containers.md
- * has the measurement). Names are never longer than envset's 128 bytes.
- * Counts are added to st (not zeroed), so the glue can call this for each
- * of a task's sets. Returns 0, or -1 with the variable named in err. */
+ * Both prefixes, always equal: SingularityCE reads only SINGULARITYENV_;
+ * Apptainer 1.4.5 reads both and prints nothing when they agree, but an
+ * INFO line for a SINGULARITYENV_ name alone and two WARNINGs when they
+ * differ (measured; doc/containers.md). Names are never longer than
+ * envset's 128 bytes. Counts are added to st (not zeroed), so the glue can
+ * call this for each of a task's sets. Returns 0, or -1 with the variable
+ * named in err. */
 #define RDZV_APPTAINER_PREFIX "APPTAINERENV_"
 #define RDZV_SINGULARITY_PREFIX "SINGULARITYENV_"
 
 struct rdzv_apptainer_stats {
-	unsigned set;      /* APPTAINERENV_NAME written */
+	unsigned set;      /* names given both copies */
 	unsigned kept;     /* the user's APPTAINERENV_/SINGULARITYENV_NAME kept */
-	unsigned removed;  /* the user's removed (UNSET entries, enforced over) */
+	unsigned removed;  /* the user's copies removed (UNSET entries) */
 	char kept_names[256]; /* "NAME NAME ..." of kept ones, cut when long */
 };
 

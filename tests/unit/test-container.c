@@ -4,7 +4,8 @@
  * a user's export survives, enforced entries win, and every replaced value
  * is reported. Plugstack order and container requests. Invalid input first.
  * Apptainer (test_apptainer): every variable a task ends with is also given
- * as APPTAINERENV_NAME with the task's value; a user's own APPTAINERENV_ or
+ * as APPTAINERENV_NAME and SINGULARITYENV_NAME with the task's value (the
+ * two always equal: Apptainer warns when they differ); a user's own APPTAINERENV_ or
  * SINGULARITYENV_ name is kept unless the entry is enforced; UNSET entries
  * take the user's copies away; names the plugin does not set are untouched. */
 #include "config.h"
@@ -131,8 +132,8 @@ static void test_apptainer(void)
 	char note[512];
 	/* The user exported MASTER_ADDR (kept, DEFAULT), a stale RANK and a
 	 * stale APPTAINERENV_RANK (identity is enforced), APPTAINERENV_NCCL_DEBUG
-	 * (kept: a default), SINGULARITYENV_NCCL_IB_HCA (enforced over: removed,
-	 * Apptainer warns about SINGULARITYENV_), APPTAINERENV_NCCL_P2P_DISABLE
+	 * (kept: a default), SINGULARITYENV_NCCL_IB_HCA (enforced over),
+	 * APPTAINERENV_NCCL_P2P_DISABLE
 	 * (the profile unsets it), and a variable of their own image's. */
 	static const char *const task[] = {
 		"MASTER_ADDR=n1", "RANK=0", "APPTAINERENV_RANK=0", "APPTAINERENV_NCCL_DEBUG=INFO",
@@ -180,8 +181,8 @@ static void test_apptainer(void)
 	is_str(val(&m, "MASTER_ADDR"), "n1", "and the task's own MASTER_ADDR is unchanged");
 	is_str(val(&m, "APPTAINERENV_MASTER_PORT"), "29512", "MASTER_PORT carried");
 	is_str(val(&m, "APPTAINERENV_NCCL_IB_HCA"), "mlx5_2", "an enforced profile entry is carried");
-	is_str(val(&m, "SINGULARITYENV_NCCL_IB_HCA"), "(unset)",
-	       "the user's SINGULARITYENV_ copy of an enforced entry is removed (it would win or warn)");
+	is_str(val(&m, "SINGULARITYENV_NCCL_IB_HCA"), "mlx5_2",
+	       "the user's SINGULARITYENV_ copy of an enforced entry is overwritten, equal to APPTAINERENV_'s");
 	is_str(val(&m, "APPTAINERENV_NCCL_DEBUG"), "INFO",
 	       "the user's own APPTAINERENV_NCCL_DEBUG is kept over a profile default");
 	is_str(val(&m, "NCCL_DEBUG"), "WARN", "while the task's own NCCL_DEBUG is the profile's");
@@ -193,17 +194,20 @@ static void test_apptainer(void)
 	is_str(val(&m, "APPTAINERENV_JAX_LOCAL_DEVICE_IDS"), "2", "the late set's too");
 	is_str(val(&m, "APPTAINERENV_MY_IMAGE_VAR"), "x", "a name the plugin does not set is untouched");
 	is_str(val(&m, "APPTAINERENV_PATH"), "(unset)", "PATH (not the plugin's) gets no copy");
-	is_str(val(&m, "SINGULARITYENV_RANK"), "(unset)", "no SINGULARITYENV_ copy is written");
+	is_str(val(&m, "SINGULARITYENV_RANK"), "3", "SINGULARITYENV_RANK is written too (SingularityCE)");
+	is_str(val(&m, "SINGULARITYENV_MASTER_ADDR"), "n1", "with the same value as APPTAINERENV_'s");
+	is_str(val(&m, "SINGULARITYENV_NCCL_DEBUG"), "(unset)",
+	       "beside a user's kept APPTAINERENV_ copy no SINGULARITYENV_ one (they would differ)");
 	is_int((int)st.set, 7, "seven copies written (RANK WORLD_SIZE MASTER_ADDR MASTER_PORT "
 	       "NCCL_IB_HCA CUDA_VISIBLE_DEVICES JAX_LOCAL_DEVICE_IDS)");
 	is_int((int)st.kept, 1, "one user's copy kept");
-	is_int((int)st.removed, 2, "two user's copies removed");
+	is_int((int)st.removed, 1, "one user's copy removed");
 	is_str(st.kept_names, "APPTAINERENV_NCCL_DEBUG", "the kept one is named");
 	rdzv_container_apptainer_note(&st, note, sizeof(note));
-	ok(strncmp(note, "7 variables also set as APPTAINERENV_* (Apptainer applies an image's "
-	           "%environment over the task's)", 95) == 0, "verbose line: %s", note);
+	ok(strncmp(note, "7 variables also set as APPTAINERENV_* and SINGULARITYENV_* (Apptainer "
+	           "applies an image's %environment over the task's)", 114) == 0, "verbose line: %s", note);
 	ok(strstr(note, "kept the user's APPTAINERENV_NCCL_DEBUG") != NULL, "it names the kept copy");
-	ok(strstr(note, "removed 2") != NULL, "and counts the removed ones");
+	ok(strstr(note, "removed 1 of the user's copies") != NULL, "and counts the removed one");
 	rdzv_container_apptainer_note(&st, note, 20);
 	ok(strlen(note) < 20, "a short buffer cuts the line, terminated");
 
@@ -231,6 +235,9 @@ static void test_apptainer(void)
 	m.fail_set = "APPTAINERENV_RANK";
 	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == -1
 	   && strstr(err, "APPTAINERENV_RANK") != NULL, "a failing set names it (%s)", err);
+	m.fail_set = "SINGULARITYENV_RANK";
+	ok(rdzv_container_apptainer(set, &ops, &st, err, sizeof(err)) == -1
+	   && strstr(err, "SINGULARITYENV_RANK") != NULL, "so does a failing second copy (%s)", err);
 	m.fail_set = NULL;
 	mem_free(&m);
 	rdzv_envset_destroy(set);
