@@ -11,7 +11,7 @@ pkgs=(
 	clang libclang-rt-14-dev valgrind cppcheck             # fuzzing, sanitizers, analysis
 	procps util-linux iproute2 python3                     # pgrep, flock, ip
 	debhelper dpkg-dev fakeroot rpm                        # packages (deb and rpm)
-	debootstrap libmunge-dev                               # version legs: Debian 13 root, Slurm 26.05 from source
+	debootstrap                                            # version legs: Debian trixie and sid roots
 )
 missing=()
 for p in "${pkgs[@]}"; do

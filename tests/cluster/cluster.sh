@@ -30,7 +30,6 @@
 #                         ports and first job id (tests/lib/e2e.sh gives each
 #                         Slurm version its own, so clusters never meet)
 #   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
-#   RDZV_SLURM_PREFIX     Slurm installed under a prefix: its bin/ and sbin/ first in PATH
 #   RDZV_GRES_FLAGS       Flags= of the GPU gres.conf lines (e.g. env_uuid, 26.05+)
 #   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
 #                         a private /dev/shm (job_container/tmpfs, named
@@ -56,7 +55,6 @@ first_job_id=${RDZV_FIRST_JOB_ID:-1}
 contain_spank=
 ns_base=/run/rdzv-ns/${dir//\//_}
 [ "${RDZV_CONTAIN_SPANK:-0}" = 1 ] && contain_spank=yes
-[ -n "${RDZV_SLURM_PREFIX:-}" ] && PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH
 # The marker every daemon of this cluster carries (see own_pids). A cluster of
 # another version (in a Debian 13 root sharing this PID namespace, or from a
 # prefix) is tagged with its version too, so even a state directory of the
@@ -182,7 +180,6 @@ CONF
 export SLURM_CONF=$dir/slurm.conf
 export RDZV_CLUSTER_DIR=$dir
 ENV
-	[ -n "${RDZV_SLURM_PREFIX:-}" ] && echo "export PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:\$PATH" >> "$dir/env.sh"
 	return 0
 }
 

@@ -46,7 +46,27 @@ def check_old_nccl(t, r, env_r):
     return None
 
 
+# torch.distributed.elastic.multiprocessing.api's PContext.start() reads
+# TORCHELASTIC_SIGNALS_TO_HANDLE with this default when it is unset (read in
+# PyTorch 2.14's source): the only reader of the name.
+SIGNALS_DEFAULT = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
+
+
+def check_signals(t, r):
+    if any(v != SIGNALS_DEFAULT for v in t.values()):
+        return "torchrun ran with --signals-to-handle other than the default the reader falls back on"
+    if any(v not in (None, SIGNALS_DEFAULT) for v in r.values()):
+        return "the task carries another list than torchrun's default"
+    return None
+
+
 JUSTIFIED = {
+    "TORCHELASTIC_SIGNALS_TO_HANDLE": ("torchrun 2.9+ puts its own --signals-to-handle into its "
+                                       "environment for its agent's process context; a worker "
+                                       "inherits it, and its one reader (PContext.start(), only "
+                                       "in a process that launches elastic workers itself) "
+                                       "defaults to the same list when it is unset",
+                                       check_signals),
     "TORCHELASTIC_ERROR_FILE": ("a per-process path torchrun's agent creates to collect the "
                                 "worker's error report; there is no agent", None),
     "TMPDIR": ("a per-process directory of torchrun's agent", None),

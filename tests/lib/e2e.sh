@@ -16,8 +16,8 @@
 #   host    (default) the host's Slurm (Debian 12: 22.05) and PyTorch 1.13
 #   24.11   inside the Debian 13 root (tests/versions/in-root.sh): its Slurm
 #           24.11 and PyTorch 2.6; $top_builddir was configured there
-#   26.05   Slurm from RDZV_SLURM_PREFIX (tests/versions/build-slurm.sh);
-#           $top_builddir configured --with-slurm=RDZV_SLURM_PREFIX
+#   26.05   inside the Debian sid root (the same way): its Slurm 26.05,
+#           PyTorch 2.14 and Apptainer
 # Each has its own state directory, ports, first job id and lock, so the three
 # clusters (and helpers using them) run at once without meeting.
 
@@ -31,13 +31,11 @@ host)
 24.11)
 	e2e_default_dir=/tmp/rdzv-cluster-24.11 e2e_ports="17817 17900" e2e_first_job=100000 E2E_RESV_PORTS=22000-22999 E2E_USER_PORT=30999 ;;
 26.05)
-	e2e_default_dir=/tmp/rdzv-cluster-26.05 e2e_ports="18817 18900" e2e_first_job=200000 E2E_RESV_PORTS=23000-23999 E2E_USER_PORT=31999
-	: "${RDZV_SLURM_PREFIX:?RDZV_SLURM=26.05 needs RDZV_SLURM_PREFIX (tests/versions/build-slurm.sh prints it)}"
-	PATH=$RDZV_SLURM_PREFIX/bin:$RDZV_SLURM_PREFIX/sbin:$PATH ;;
+	e2e_default_dir=/tmp/rdzv-cluster-26.05 e2e_ports="18817 18900" e2e_first_job=200000 E2E_RESV_PORTS=23000-23999 E2E_USER_PORT=31999 ;;
 *)
 	echo "Bail out! RDZV_SLURM=$RDZV_SLURM: expected host, 24.11 or 26.05"; exit 1 ;;
 esac
-export RDZV_SLURM RDZV_SLURM_PREFIX PATH
+export RDZV_SLURM PATH
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-$e2e_default_dir}
 export RDZV_CTLD_PORT=${RDZV_CTLD_PORT:-${e2e_ports% *}}
 export RDZV_SLURMD_PORT_BASE=${RDZV_SLURMD_PORT_BASE:-${e2e_ports#* }}

@@ -1,7 +1,10 @@
 #!/bin/bash
-# in-root.sh ROOT CMD [ARG...]: run CMD inside the Debian 13 root made by
-# make-chroot.sh, with this checkout and ../shared mounted at the same paths,
-# so the same commands (make check, tests/*.t) run there unchanged.
+# in-root.sh ROOT CMD [ARG...]: run CMD inside a Debian root made by
+# make-chroot.sh (trixie: Slurm 24.11; sid: Slurm 26.05), with this checkout,
+# ../shared and the versions cache (RDZV_VERSIONS_CACHE, default
+# /var/cache/spank-rdzv: the Slurm headers of tests/versions/slurm-headers.sh)
+# mounted at the same paths, so the same commands (make check, tests/*.t) run
+# there unchanged.
 #
 # The root is entered with pivot_root in a private mount namespace rather
 # than chroot: the kernel refuses user namespaces to a process inside a
@@ -9,16 +12,17 @@
 # ../shared/containers/README.md). /proc, /sys and /dev (with /dev/pts and
 # /dev/shm) are the host's: same PID and network namespaces, so a cluster
 # started inside needs its own ports and state directory (tests/lib/e2e.sh
-# picks them from RDZV_SLURM=24.11). /etc/hosts is the host's too, so names
+# picks them from RDZV_SLURM). /etc/hosts is the host's too, so names
 # (the machine's own, the test nodes') resolve alike inside and out. Mounts
 # vanish with the namespace; the root's other files (its /tmp) persist.
 #
 # CMD runs in the checkout, as root, with a clean environment plus the
-# variables named in RDZV_PASS_ENV (space separated) and RDZV_SLURM=24.11.
+# variables named in RDZV_PASS_ENV (space separated) and RDZV_SLURM (the
+# root's Slurm: 24.11 unless the caller's RDZV_SLURM says 26.05).
 #
-# in-root.sh --plain ROOT CMD [ARG...]: only enter the root (the container
-# tests' own root, tests/containers/make-root.sh): no host /etc/hosts, no
-# 24.11 cluster lock, no RDZV_SLURM; that root keeps its own /etc/hosts.
+# in-root.sh --plain ROOT CMD [ARG...]: only enter the root: no host
+# /etc/hosts, no cluster lock, no RDZV_SLURM; the root keeps its own
+# /etc/hosts.
 set -eu
 plain=0
 [ "${1:-}" = --plain ] && { plain=1; shift; }
@@ -30,26 +34,33 @@ shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 shared=$(cd "$top/../shared" 2>/dev/null && pwd) || shared=
 pass=()
-[ $plain = 1 ] || pass+=(RDZV_SLURM=24.11)
+slurm=24.11
+[ "${RDZV_SLURM:-}" = 26.05 ] && slurm=26.05
+[ $plain = 1 ] || pass+=(RDZV_SLURM=$slurm)
+cache=${RDZV_VERSIONS_CACHE:-/var/cache/spank-rdzv}
+mkdir -p "$cache" && cache=$(cd "$cache" && pwd)
+pass+=(RDZV_VERSIONS_CACHE=$cache)
 for v in ${RDZV_PASS_ENV:-}; do
 	[ -n "${!v+x}" ] && pass+=("$v=${!v}")
 done
 
-# Runs in the new mount namespace: arguments are root top shared plain, then CMD.
+# Runs in the new mount namespace: arguments are root top shared plain slurm
+# cache, then CMD.
 enter='
 set -eu
-root=$1 top=$2 shared=$3 plain=$4
-shift 4
+root=$1 top=$2 shared=$3 plain=$4 slurm=$5 cache=$6
+shift 6
 mount --rbind "$root" "$root"
 for d in proc sys dev; do mount --rbind "/$d" "$root/$d"; done
 if [ "$plain" = 0 ]; then
 	mount --bind /etc/hosts "$root/etc/hosts"
-	# One 24.11 cluster at a time on this machine, whichever root starts
-	# it: they share ports and the PID namespace, so the cluster lock of
-	# tests/lib/e2e.sh is the same host file in every root.
-	touch /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
-	mount --bind /tmp/rdzv-cluster-24.11.lock "$root/tmp/rdzv-cluster-24.11.lock"
+	# One cluster of a version at a time on this machine, whichever root
+	# starts it: they share ports and the PID namespace, so the cluster
+	# lock of tests/lib/e2e.sh is the same host file in every root.
+	touch "/tmp/rdzv-cluster-$slurm.lock" "$root/tmp/rdzv-cluster-$slurm.lock"
+	mount --bind "/tmp/rdzv-cluster-$slurm.lock" "$root/tmp/rdzv-cluster-$slurm.lock"
 fi
+mkdir -p "$root$cache" && mount --bind "$cache" "$root$cache"
 mkdir -p "$root$top" && mount --bind "$top" "$root$top"
 if [ -n "$shared" ]; then mkdir -p "$root$shared" && mount --bind "$shared" "$root$shared"; fi
 mkdir -p "$root/.oldroot"
@@ -60,6 +71,6 @@ umount -l /.oldroot
 cd "$top"
 exec "$@"
 '
-exec unshare -m --propagation private bash -c "$enter" in-root "$root" "$top" "$shared" "$plain" \
+exec unshare -m --propagation private bash -c "$enter" in-root "$root" "$top" "$shared" "$plain" "$slurm" "$cache" \
 	env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin HOME=/root \
 	LANG=C.UTF-8 TERM="${TERM:-dumb}" "${pass[@]}" "$@"

@@ -1,21 +1,32 @@
 #!/bin/bash
-# make-chroot.sh: a Debian 13 (trixie) root with Slurm 24.11, PyTorch 2.6,
+# make-chroot.sh [SUITE]: a Debian root with that suite's Slurm, PyTorch,
 # hwloc and a compiler, made with debootstrap and cached on this machine,
 # keyed by its package list, so a second run costs nothing. Prints the root.
+#
+#   trixie (default)  Debian 13: Slurm 24.11, PyTorch 2.6, gcc 14
+#   sid               Debian unstable: Slurm 26.05, PyTorch 2.14, gcc 16,
+#                     plus Apptainer, crun and squashfs-tools (the
+#                     container tests, tests/containers/)
 #
 #   RDZV_VERSIONS_CACHE  cache root (default /var/cache/spank-rdzv)
 set -eu
 cache=${RDZV_VERSIONS_CACHE:-/var/cache/spank-rdzv}
-suite=trixie
+suite=${1:-trixie}
 pkgs=(
-	slurmctld slurmd slurm-client libslurm-dev     # Slurm 24.11
+	slurmctld slurmd slurm-client libslurm-dev     # the suite's Slurm
 	libhwloc-dev hwloc                             # binding
-	python3-torch python3                          # PyTorch 2.6, real torchrun
+	python3-torch python3                          # the suite's PyTorch, real torchrun
 	gcc make autoconf automake libtool pkg-config  # the plugin, built inside
 	procps util-linux iproute2 ca-certificates     # pgrep, flock, ip
-	valgrind                                       # 0071-0073: the hooks under valgrind on 24.11 too
+	valgrind                                       # 0071-0073: the hooks under valgrind
 	debhelper dpkg-dev fakeroot build-essential    # the Debian package (dpkg-buildpackage checks build-essential)
+	rpm                                            # 0093: the RPM spec against this suite's headers
 )
+case $suite in
+trixie) ;;
+sid) pkgs+=(apptainer crun squashfs-tools) ;;    # Apptainer 1.4.5 (tests/containers/), Slurm's OCI runtime
+*) echo "make-chroot.sh: unknown suite $suite (trixie or sid)" >&2; exit 2 ;;
+esac
 key=$(printf '%s\n' "$suite" "${pkgs[@]}" | sha256sum | cut -c1-16)
 root=$cache/$suite-$key
 if [ -f "$root/.complete" ]; then echo "$root"; exit 0; fi

@@ -4,11 +4,11 @@
 # RDZV_SLURM (read by tests/lib/e2e.sh) and the build directory differ.
 #
 #   LEG    host   the host's Slurm (Debian 12: 22.05), PyTorch 1.13
-#          24.11  Debian 13 root (make-chroot.sh, entered by in-root.sh):
-#                 Slurm 24.11, PyTorch 2.6, real torchrun; the plugin is built
-#                 inside with gcc 14 against 24.11's libslurm-dev
-#          26.05  Slurm built from ../shared/slurm/src into a cached prefix
-#                 (build-slurm.sh); plugin configured --with-slurm=PREFIX
+#          24.11  Debian 13 (trixie) root (make-chroot.sh trixie, entered by
+#                 in-root.sh): Slurm 24.11, PyTorch 2.6, real torchrun; the
+#                 plugin is built inside with gcc 14 against its libslurm-dev
+#          26.05  Debian sid root (make-chroot.sh sid): Slurm 26.05, PyTorch
+#                 2.14, real torchrun, Apptainer; built inside with gcc 16
 #   TEST   test files as make check names them (tests/0022-....t); none:
 #          all of make check
 #
@@ -78,35 +78,26 @@ host)
 	(build_and_check "$build"); rc=$?
 	totals "$build" $rc
 	;;
-26.05)
-	build=${RDZV_LEG_BUILD:-$top/_build-26.05}
-	say "Slurm prefix: building or waiting for tests/versions/build-slurm.sh (cached)"
-	prefix=$(bash "$here/build-slurm.sh") || { echo "leg $leg: 0 passed, 1 failed, 0 skipped (Slurm build failed)"; exit 1; }
-	bootstrap
-	export RDZV_SLURM=26.05 RDZV_SLURM_PREFIX=$prefix
-	export PATH=$prefix/bin:$prefix/sbin:$PATH
-	say "Slurm $(slurmd -V 2>/dev/null) from $prefix"
-	(build_and_check "$build" --with-slurm="$prefix"); rc=$?
-	totals "$build" $rc
-	;;
-24.11)
-	build=${RDZV_LEG_BUILD:-$top/_build-24.11}
+24.11|26.05)
+	build=${RDZV_LEG_BUILD:-$top/_build-$leg}
 	if [ "${RDZV_IN_ROOT:-0}" = 1 ]; then
-		# Debian 13's PyTorch 2.6 is built without libuv, and TCPStore
-		# defaults to it since 2.4: every env:// rendezvous there needs
-		# USE_LIBUV=0 (tests that run PyTorch outside Slurm too).
+		# Debian's PyTorch 2.6 (trixie) and 2.14 (sid) are built without
+		# libuv, and TCPStore defaults to it since 2.4: every env://
+		# rendezvous there needs USE_LIBUV=0 (tests that run PyTorch
+		# outside Slurm too).
 		export USE_LIBUV=0
 		say "inside $(cat /etc/debian_version 2>/dev/null | sed 's/^/Debian /'), Slurm $(slurmd -V 2>/dev/null), torch $(python3 -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null)"
 		(build_and_check "$build"); rc=$?
 		totals "$build" $rc
 		exit $rc
 	fi
-	say "Debian 13 root: making or waiting for tests/versions/make-chroot.sh (cached)"
-	root=$(bash "$here/make-chroot.sh") || { echo "leg $leg: 0 passed, 1 failed, 0 skipped (Debian 13 root failed)"; exit 1; }
+	case $leg in 24.11) suite=trixie ;; 26.05) suite=sid ;; esac
+	say "Debian $suite root: making or waiting for tests/versions/make-chroot.sh $suite (cached)"
+	root=$(bash "$here/make-chroot.sh" "$suite") || { echo "leg $leg: 0 passed, 1 failed, 0 skipped (Debian $suite root failed)"; exit 1; }
 	bootstrap
-	export RDZV_IN_ROOT=1
+	export RDZV_IN_ROOT=1 RDZV_SLURM=$leg
 	RDZV_PASS_ENV="RDZV_IN_ROOT RDZV_LEG_BUILD RDZV_TOPOLOGIES E2E_TIMEOUT V VERBOSE" \
-		bash "$here/in-root.sh" "$root" bash "$here/run-leg.sh" 24.11 "$@"
+		bash "$here/in-root.sh" "$root" bash "$here/run-leg.sh" "$leg" "$@"
 	exit $?
 	;;
 *)

@@ -4,7 +4,8 @@
 # Slurm (tests/versions/run-leg.sh); what a leg's Slurm or PyTorch cannot run
 # is skipped with its reason by the test itself, never counted as passed.
 #   24.11  Slurm 24.11 + PyTorch 2.6 + real torchrun, in a Debian 13 root
-#   26.05  Slurm 26.05 built from ../shared/slurm/src into a cached prefix
+#   26.05  Slurm 26.05 + PyTorch 2.14 + real torchrun + Apptainer, in a
+#          Debian sid root (both roots: make-chroot.sh, cached)
 # (The host leg, Slurm 22.05 + PyTorch 1.13, is tests/run-all.sh's own make check.)
 # Prints each preparation's and each leg's time, each leg's totals, and ends
 # with "versions: N passed, N failed, N skipped (S s)". Exit 1 if any failed.
@@ -32,12 +33,12 @@ timed() { # timed WHAT CMD...: run CMD, print its time; stdout of CMD in $got
 run_one() {
 	local leg=$1 prep t0 log rc line p f s
 	case $leg in
-	24.11) prep=make-chroot.sh ;;
-	26.05) prep=build-slurm.sh ;;
+	24.11) prep="make-chroot.sh trixie" ;;
+	26.05) prep="make-chroot.sh sid" ;;
 	*) echo "versions: unknown leg $leg"; echo "versions: leg $leg: 0 passed, 1 failed, 0 skipped (0 s)"; return ;;
 	esac
 	# Preparation first, timed on its own (cached: seconds when done before).
-	if ! timed "$prep" bash "$here/$prep"; then
+	if ! timed "$prep" bash "$here/${prep%% *}" ${prep#* }; then
 		echo "versions: leg $leg not run: $prep failed"
 		echo "versions: leg $leg: 0 passed, 1 failed, 0 skipped (0 s)"
 		return
