@@ -95,10 +95,11 @@ fi
 # --- Other legs: each adds its totals with add_counts PASSED FAILED SKIPPED,
 # one add_skip WHERE REASON per skip, and sets status=1 when it fails. ---
 
-# ---- version legs (issue 13): the same tests under Slurm 24.11 + PyTorch 2.6
-# (Debian 13 root) and Slurm 26.05 (built from source); RDZV_VERSIONS=none skips.
+# ---- version legs (issues 13, 20): the same tests under Slurm 24.11 + PyTorch
+# 2.6 (Debian trixie root) and Slurm 26.05 + PyTorch 2.14 + Apptainer (Debian
+# sid root); RDZV_VERSIONS=none skips.
 if [ -n "$versions_pid" ]; then
-	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05 (started after the build)"
+	step "version legs: Slurm 24.11 + PyTorch 2.6, Slurm 26.05 + PyTorch 2.14 (started after the build)"
 	wait "$versions_pid" || status=1
 	grep -E '^versions: |^  (FAIL|ERROR|SKIP):|^  leg |^(FAIL|ERROR):' versions.log
 	read -r vp vf vs < <(sed -nE 's/^versions: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/p' versions.log)

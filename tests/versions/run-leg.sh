@@ -31,11 +31,15 @@ say() { printf 'run-leg %s: %s\n' "$leg" "$*"; }
 # The generated build system, made here by the host's autotools whenever an
 # input is newer: make inside the Debian 13 root would otherwise regenerate it
 # with that root's automake, another version, in the shared source tree.
+# Legs started at once take turns (a lock beside the sources).
 bootstrap() {
+	exec 7>"$top/.rdzv-bootstrap.lock"
+	flock 7
 	if [ ! -x "$top/configure" ] || [ ! -f "$top/Makefile.in" ] \
 		|| [ -n "$(find "$top/configure.ac" "$top/Makefile.am" "$top/mk" "$top/m4" -newer "$top/Makefile.in" 2>/dev/null | head -n 1)" ]; then
 		(cd "$top" && autoreconf -fi >/dev/null 2>&1) || { (cd "$top" && autoreconf -fi); say "autoreconf failed"; exit 1; }
 	fi
+	exec 7>&-
 }
 
 # build_and_check BUILD [CONFIGURE-ARGS...]: configure once, make, make check.
