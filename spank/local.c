@@ -77,7 +77,7 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 
 /* srun's own argv, from /proc/self/cmdline (SPANK gives plugins only the
  * program's). Returns argc, or -1; *buf and *argv to free. */
-static int srun_argv(char **buf, char ***argv)
+int rdzv_srun_argv(char **buf, char ***argv)
 {
 	size_t i, n = 0;
 	int argc = 0;
@@ -117,7 +117,7 @@ static int arbitrary_first_host(char *host, size_t hostlen, char *err, size_t er
 {
 	char *buf = NULL, **av = NULL, *text = NULL, value[8192];
 	const char *hostfile = getenv("SLURM_HOSTFILE"), *from;
-	int ac = srun_argv(&buf, &av), is_file = 0, rc, rv = -1;
+	int ac = rdzv_srun_argv(&buf, &av), is_file = 0, rc, rv = -1;
 
 	if (ac < 0) {
 		rdzv_err(err, errlen, "-m arbitrary: cannot read srun's command line");

@@ -42,6 +42,17 @@ int rdzv_options_register(spank_t sp);
 int rdzv_local_init_post_opt(spank_t sp);
 int rdzv_local_user_init(spank_t sp);
 
+/* srun's own argv, from /proc/self/cmdline (local.c). Returns argc or -1;
+ * *buf and *argv to free. */
+int rdzv_srun_argv(char **buf, char ***argv);
+
+/* failure.c: a failed rank stops the step and is named (issue 21). */
+void rdzv_failure_local_init(void);                 /* srun, slurm_spank_init */
+void rdzv_failure_local_user_init(spank_t sp);      /* srun, after options */
+void rdzv_failure_local_exit(void);                 /* srun, at exit */
+void rdzv_failure_user_init(spank_t sp);            /* slurmstepd, after remote.c's */
+void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's exit */
+
 /* remote.c: slurmstepd */
 int rdzv_remote_user_init(spank_t sp);
 int rdzv_remote_task_init(spank_t sp);

@@ -6,6 +6,9 @@
  *   slurmstepd (remote): init (root) -> options -> init_post_opt (root)
  *                       -> user_init (as the user, once per node)
  *                       -> per task: task_init (as the user, in the task)
+ *                       -> per task: task_exit (root, in slurmstepd)
+ *   srun also: init reads whether a failed task stops the step, before srun
+ *   reads SLURM_KILL_BAD_EXIT (failure.c), exit names the first failure.
  *
  * plugstack arguments are parsed in every context, so a broken line fails
  * srun/sbatch on the submit host before anything reaches a compute node
@@ -52,6 +55,9 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		snprintf(rdzv.conf_error, sizeof(rdzv.conf_error), "plugstack.conf: %s", err);
 		rdzv_conf_defaults(&rdzv.conf);
 	}
+	/* Before srun reads SLURM_KILL_BAD_EXIT and its command line (issue 21). */
+	if (ctx == S_CTX_LOCAL)
+		rdzv_failure_local_init();
 	return rdzv_options_register(sp);
 }
 
@@ -71,12 +77,24 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 {
-	return spank_context() == S_CTX_LOCAL ? rdzv_local_user_init(sp) : 0;
+	int rc;
+
+	if (spank_context() != S_CTX_LOCAL)
+		return 0;
+	rc = rdzv_local_user_init(sp);
+	rdzv_failure_local_user_init(sp);
+	return rc;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
-	return spank_remote(sp) ? rdzv_remote_user_init(sp) : 0;
+	int rc;
+
+	if (!spank_remote(sp))
+		return 0;
+	rc = rdzv_remote_user_init(sp);
+	rdzv_failure_user_init(sp);
+	return rc;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -84,9 +102,18 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return spank_remote(sp) ? rdzv_remote_task_init(sp) : 0;
 }
 
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	if (spank_remote(sp))
+		rdzv_failure_task_exit(sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE)
 		rdzv_remote_exit();
+	else if (spank_context() == S_CTX_LOCAL)
+		rdzv_failure_local_exit();
 	return 0;
 }

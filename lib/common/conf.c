@@ -13,6 +13,7 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	c->port_range.hi = RDZV_DEFAULT_PORT_HI;
 	c->addr_form = RDZV_ADDR_NAME;
 	c->env_fallback = 1;
+	c->kill_on_bad_exit = 1;
 	c->container_env = 1;
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
@@ -75,6 +76,14 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen, "plugstack argument mode=%.32s: valid modes are %s",
 				                val, rdzv_mode_names());
 			c->mode = m;
+		} else if (strcmp(key, "kill_on_bad_exit") == 0) {
+			/* no: a failed rank no longer stops the step by default
+			 * (issue 21); slurm.conf's KillOnBadExit decides again. */
+			if ((b = rdzv_parse_bool(val)) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument kill_on_bad_exit=%.32s: valid values are yes, no",
+				                val);
+			c->kill_on_bad_exit = b;
 		} else if (strcmp(key, "port_range") == 0) {
 			if (rdzv_port_range_parse(val, &c->port_range, err, errlen) < 0)
 				return rdzv_err(err, errlen,
@@ -133,7 +142,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			return rdzv_err(err, errlen,
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
-			                "identity_root, strict, profiles, profile, partition_profile, "
+			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
 			                "container_env)", key);
 		}
 	}

@@ -21,6 +21,7 @@ struct rdzv_conf {
 	struct rdzv_port_range port_range;     /* port_range= */
 	enum rdzv_addr_form addr_form;         /* master_addr=name|ip */
 	int env_fallback;                      /* env=yes|no: honour RDZV_* variables */
+	int kill_on_bad_exit;                  /* kill_on_bad_exit=yes|no: a failed rank stops the step */
 	char bind[RDZV_NAME_MAX];              /* bind=: site default binding mode */
 	char topology[RDZV_PATH_MAX];          /* topology=PATH, %n = node name */
 	char profiles[RDZV_PATH_MAX];          /* profiles=DIR */

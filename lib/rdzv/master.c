@@ -184,7 +184,7 @@ static const char *const srun_long_req[] = {
 	"wckey", "rdzv", "rdzv-port", "rdzv-bind", "nccl-profile", NULL
 };
 
-static int long_takes_value(const char *name, size_t n)
+int rdzv_srun_long_takes_value(const char *name, size_t n)
 {
 	size_t i;
 
@@ -192,6 +192,11 @@ static int long_takes_value(const char *name, size_t n)
 		if (strlen(srun_long_req[i]) == n && strncmp(srun_long_req[i], name, n) == 0)
 			return 1;
 	return 0;
+}
+
+int rdzv_srun_short_takes_value(int c)
+{
+	return c != '\0' && strchr(srun_short_req, c) != NULL;
 }
 
 /* 1 nodelist, 2 nodefile, 0 other: exact, or an abbreviation only these
@@ -231,7 +236,7 @@ int rdzv_srun_arg_nodelist(int argc, char *const *argv, char *out, size_t outlen
 			int which = long_layout_option(name, n);
 			const char *val = eq ? eq + 1 : NULL;
 
-			if (!eq && (which || long_takes_value(name, n))) {
+			if (!eq && (which || rdzv_srun_long_takes_value(name, n))) {
 				if (i + 1 >= argc || !argv[i + 1])
 					return rdzv_err(err, errlen, "srun option --%.*s has no value",
 					                (int)n, name);

@@ -73,7 +73,8 @@ int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || AT("MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_RUN_ID", err, errlen, "slurm-%u.%u",
 	                        s->job_id, s->step_id) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_RESTART_COUNT", err, errlen, "0") < 0
+	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_RESTART_COUNT", err, errlen, "%u",
+	                        s->restart_count) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "TORCHELASTIC_MAX_RESTARTS", err, errlen, "0") < 0
 	    /* torchrun 2.x (local_elastic_agent.py): "1" unless the user set it */
 	    || rdzv_envset_addf(env, ORIGIN, "TORCH_NCCL_ASYNC_ERROR_HANDLING", err, errlen,

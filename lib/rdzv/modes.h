@@ -25,6 +25,7 @@ struct rdzv_step {
 	char **argv;            /* NULL-terminated, may be NULL when unknown */
 	char gpu_model[64];     /* the node's GPU model from the topology, or "" */
 	uint32_t cpus_per_task; /* Slurm's CPUs per task (S_STEP_CPUS_PER_TASK); 0 unknown */
+	uint32_t restart_count; /* SLURM_RESTART_COUNT of a requeued job; 0 otherwise */
 	/* The step's environment (S_JOB_ENV in slurmstepd, environ in srun),
 	 * borrowed for rdzv_mode_check_step only: set it just before the call
 	 * and clear it after; NULL when unknown. Mode checks read from it what

@@ -92,6 +92,12 @@ static void test_invalid_conf(void)
 	             "master_addr=fqdn is refused with the valid values");
 	conf_refused("master_addr=", "valid values are name, ip", "an empty master_addr is refused");
 	conf_refused("env=maybe", "env=maybe: valid values are yes, no", "env=maybe is refused");
+	conf_refused("kill_on_bad_exit=sometimes", "kill_on_bad_exit=sometimes: valid values are yes, no",
+	             "kill_on_bad_exit=sometimes is refused with the valid values");
+	conf_refused("kill_on_bad_exit=", "valid values are yes, no", "an empty kill_on_bad_exit= is refused");
+	conf_refused("kill_on_badexit=no", "unknown plugstack argument 'kill_on_badexit'",
+	             "a misspelt kill_on_bad_exit is an unknown key");
+	conf_refused("bogus=1", "kill_on_bad_exit", "the refusal lists kill_on_bad_exit among the known keys");
 	conf_refused("env=", "valid values are yes, no", "an empty env= is refused");
 	conf_refused("container_env=apptainer", "container_env=apptainer: valid values are yes, no",
 	             "container_env=apptainer is refused with the valid values");
@@ -153,6 +159,7 @@ static void test_conf(void)
 	   "the default port range is %d-%d", RDZV_DEFAULT_PORT_LO, RDZV_DEFAULT_PORT_HI);
 	is_int(c.addr_form, RDZV_ADDR_NAME, "MASTER_ADDR is a name by default");
 	is_int(c.env_fallback, 1, "the environment fallback is on by default");
+	is_int(c.kill_on_bad_exit, 1, "a failed rank stops the step by default (kill_on_bad_exit=yes)");
 	is_int(c.strict, 0, "strict is off by default");
 	is_int(c.container_env, 1, "APPTAINERENV_* copies are on by default (container_env=yes)");
 	is_str(c.bind, "none", "binding is none by default");
@@ -180,6 +187,10 @@ static void test_conf(void)
 	ok(parse1("master_addr=name", &c) == 0 && c.addr_form == RDZV_ADDR_NAME,
 	   "master_addr=name is accepted");
 	ok(parse1("mode=torch=x", &c) == -1, "a value holding '=' is not a mode");
+	ok(parse1("kill_on_bad_exit=no", &c) == 0 && c.kill_on_bad_exit == 0,
+	   "kill_on_bad_exit=no turns the default off");
+	ok(parse1("kill_on_bad_exit=yes", &c) == 0 && c.kill_on_bad_exit == 1,
+	   "kill_on_bad_exit=yes keeps it on");
 	ok(parse1("container_env=no", &c) == 0 && c.container_env == 0,
 	   "container_env=no turns the APPTAINERENV_* copies off");
 	ok(parse1("container_env=yes", &c) == 0 && c.container_env == 1,

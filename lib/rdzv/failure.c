@@ -1,0 +1,223 @@
+/* failure.c: see failure.h. */
+#include "config.h"
+#include "failure.h"
+#include "master.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* -K's optional value: attached only ("-K0", "--kill-on-bad-exit=0"), as
+ * getopt takes an optional argument; srun reads it as an integer. */
+static int kbe_value(const char *v)
+{
+	return v && *v ? (atoi(v) != 0) : 1;
+}
+
+/* getopt_long takes a unique prefix: no other srun option starts "kill". */
+static int is_kbe_long(const char *name, size_t n)
+{
+	return n >= 4 && n <= 16 && strncmp(name, "kill-on-bad-exit", n) == 0;
+}
+
+int rdzv_srun_arg_failure(int argc, char *const *argv, const char **mode, int *kbe)
+{
+	int i;
+
+	*mode = NULL;
+	*kbe = -1;
+	for (i = 1; i < argc && argv && argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
+			break; /* the program and its arguments */
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t n = eq ? (size_t)(eq - name) : strlen(name);
+			const char *val = eq ? eq + 1 : NULL;
+
+			if (is_kbe_long(name, n)) {
+				*kbe = kbe_value(val);
+				continue;
+			}
+			if (!eq && rdzv_srun_long_takes_value(name, n)) {
+				if (i + 1 >= argc || !argv[i + 1])
+					return -1;
+				val = argv[++i];
+			}
+			/* --rdzv exactly: any shorter prefix is ambiguous with
+			 * --rdzv-port, --rdzv-bind, --rdzv-verbose. */
+			if (n == 4 && strncmp(name, "rdzv", 4) == 0)
+				*mode = val;
+			continue;
+		}
+		for (a++; *a; a++) {
+			if (*a == 'K') {
+				*kbe = kbe_value(a + 1);
+				break;
+			}
+			if (!rdzv_srun_short_takes_value(*a))
+				continue;
+			if (!a[1] && !(i + 1 < argc && argv[i + 1]))
+				return -1;
+			if (!a[1])
+				i++;
+			break;
+		}
+	}
+	return 0;
+}
+
+enum rdzv_kbe_action rdzv_kbe_decide(const struct rdzv_kbe_in *in, const struct rdzv_mode **mode)
+{
+	const struct rdzv_mode *m = NULL;
+
+	/* Options: the command line wins over the #SBATCH value srun finds in
+	 * its environment (options.c: the last callback wins), options over
+	 * RDZV_MODE, RDZV_MODE over mode=. An invalid value stops srun before
+	 * anything runs: call it off. */
+	if (in->arg_mode)
+		m = rdzv_mode_find(in->arg_mode);
+	else if (in->spank_env)
+		m = rdzv_mode_find(in->spank_env);
+	else if (in->env_fallback && in->rdzv_mode && *in->rdzv_mode)
+		m = rdzv_mode_find(in->rdzv_mode);
+	else
+		m = in->site;
+	if (!m)
+		m = rdzv_mode_find("off");
+	*mode = m;
+	if (!m->fill)
+		return RDZV_KBE_MODE_OFF;
+	if (in->arg_kbe >= 0 || in->kbe_env)
+		return RDZV_KBE_USER;
+	if (!in->conf_kbe)
+		return RDZV_KBE_ADMIN;
+	return RDZV_KBE_SET;
+}
+
+int rdzv_kbe_effective(int arg_kbe, const char *kbe_env)
+{
+	if (arg_kbe >= 0)
+		return arg_kbe;
+	return kbe_env && *kbe_env && atoi(kbe_env) != 0;
+}
+
+int rdzv_failure_is_bad(int status)
+{
+	return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
+int rdzv_failure_encode(const struct rdzv_failure *f, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "RDZVF1 %u.%u %016" PRIx64 " %u %d %d %u %s", f->job_id,
+	                 f->step_id, f->nonce, f->rank, f->status, f->per_node ? 1 : 0,
+	                 f->workers, f->node[0] ? f->node : "?");
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static int host_ok(const char *h)
+{
+	if (!*h)
+		return 0;
+	if (strcmp(h, "?") == 0)
+		return 1;
+	for (; *h; h++)
+		if (!isalnum((unsigned char)*h) && *h != '-' && *h != '_' && *h != '.')
+			return 0;
+	return 1;
+}
+
+int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f)
+{
+	char text[RDZV_HOST_MAX + 128], node[RDZV_HOST_MAX + 1], tail;
+	unsigned job, step, rank, workers;
+	int status, per_node, used = 0;
+	uint64_t nonce;
+
+	memset(f, 0, sizeof(*f));
+	if (!buf || n == 0 || n >= sizeof(text) || memchr(buf, '\0', n))
+		return -1;
+	memcpy(text, buf, n);
+	text[n] = '\0';
+	if (strncmp(text, "RDZVF1 ", 7) != 0)
+		return -1;
+	/* %255s: RDZV_HOST_MAX is 256 (hostlist.h). */
+	if (sscanf(text + 7, "%u.%u %16" SCNx64 " %u %d %d %u %255s%n%c", &job, &step, &nonce,
+	           &rank, &status, &per_node, &workers, node, &used, &tail) != 8
+	    || (size_t)used + 7 != n || (per_node != 0 && per_node != 1) || !host_ok(node))
+		return -1;
+	f->job_id = job;
+	f->step_id = step;
+	f->nonce = nonce;
+	f->rank = rank;
+	f->status = status;
+	f->per_node = per_node;
+	f->workers = workers;
+	if (rdzv_strlcpy(f->node, node, sizeof(f->node)) < 0)
+		return -1;
+	return 0;
+}
+
+int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, size_t len)
+{
+	char who[RDZV_HOST_MAX + 96], how[96];
+	int n;
+
+	if (f->per_node && f->workers)
+		snprintf(who, sizeof(who), "node rank %u (node %s: torchrun, %u worker%s)", f->rank,
+		         f->node, f->workers, f->workers == 1 ? "" : "s");
+	else if (f->per_node)
+		snprintf(who, sizeof(who), "node rank %u (node %s: torchrun)", f->rank, f->node);
+	else
+		snprintf(who, sizeof(who), "rank %u (node %s)", f->rank, f->node);
+	if (WIFSIGNALED(f->status))
+		snprintf(how, sizeof(how), "was killed by signal %d (%s)", WTERMSIG(f->status),
+		         strsignal(WTERMSIG(f->status)));
+	else if (WIFEXITED(f->status))
+		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(f->status));
+	else
+		snprintf(how, sizeof(how), "ended with wait status %d", f->status);
+	n = snprintf(buf, len, "rdzv: %s %s%s", who, how, stopped ? "; the step was stopped" : "");
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, char *buf,
+                       size_t len)
+{
+	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64, job, step, port, nonce);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
+                      uint64_t *nonce)
+{
+	unsigned j, st, p;
+	uint64_t nc;
+	int used = 0;
+
+	if (!s || sscanf(s, "%u.%u:%u:%16" SCNx64 "%n", &j, &st, &p, &nc, &used) != 4
+	    || s[used] != '\0' || p == 0 || p > 65535 || strlen(s) > 64)
+		return -1;
+	*job = j;
+	*step = st;
+	*port = (uint16_t)p;
+	*nonce = nc;
+	return 0;
+}
+
+uint32_t rdzv_restart_count(const char *s)
+{
+	uint64_t v;
+
+	if (!s || rdzv_parse_u64(s, 0, UINT32_MAX, &v) < 0)
+		return 0;
+	return (uint32_t)v;
+}

@@ -1,0 +1,107 @@
+/* failure.h: a failed rank stops the whole step (issue 21).
+ *
+ * The mechanism is Slurm's own kill-on-bad-exit, decided in srun: srun reads
+ * SLURM_KILL_BAD_EXIT from its environment (src/srun/opt.c, _opt_env) after
+ * it has called the plugins' slurm_spank_init and before it reads its own
+ * command line, where -K/--kill-on-bad-exit wins over the environment. So
+ * slurm_spank_init exports SLURM_KILL_BAD_EXIT=1 when the step's mode will
+ * be one other than off and neither the user nor the admin decided
+ * otherwise. The mode must be known before srun parses --rdzv: it is read
+ * here the way srun will read it (rdzv_kbe_predict), and checked against
+ * what srun's option callbacks said once they have run (local.c).
+ *
+ * The first failure is named by srun, in the plugin's terms: each node's
+ * slurmstepd sends its first bad exit (rank, node, wait status) in one
+ * datagram to srun (RDZV_STEP_REPORT: port and a nonce), before slurmstepd
+ * tells srun the task exited; srun prints the first that arrived when it
+ * exits. Plain C, no spank.h: unit-tested in tests/unit/test-failure.c. */
+#ifndef RDZV_FAILURE_H
+#define RDZV_FAILURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "modes.h"
+
+#define RDZV_KBE_VAR "SLURM_KILL_BAD_EXIT"
+#define RDZV_REPORT_VAR "RDZV_STEP_REPORT"
+/* The spank option as srun finds it in its environment (#SBATCH --rdzv and
+ * salloc --rdzv export it to the job: src/common/spank.c, _opt_env_name). */
+#define RDZV_SPANK_OPT_ENV "_SLURM_SPANK_OPTION_rdzv_rdzv"
+
+/* What srun's command line says before srun has read it: the last --rdzv
+ * value (*mode, pointing into argv, NULL when absent) and -K/--kill-on-bad-
+ * exit (*kbe: -1 absent, 0 for -K0 / --kill-on-bad-exit=0, 1 otherwise).
+ * Options end where srun's end (getopt_long with "+": the first word that
+ * is not an option, or "--"); option values are skipped with the table of
+ * master.h. Returns 0, or -1 when an option lacks its value (srun will
+ * refuse the line itself). */
+int rdzv_srun_arg_failure(int argc, char *const *argv, const char **mode, int *kbe);
+
+/* What decides whether a failed task stops the step, as srun will see it. */
+struct rdzv_kbe_in {
+	const char *arg_mode;     /* --rdzv on srun's command line, or NULL */
+	int arg_kbe;              /* -K on srun's command line: -1, 0, 1 */
+	const char *spank_env;    /* RDZV_SPANK_OPT_ENV (#SBATCH --rdzv), or NULL */
+	const char *rdzv_mode;    /* RDZV_MODE, or NULL */
+	int env_fallback;         /* plugstack env=yes */
+	const struct rdzv_mode *site; /* plugstack mode= */
+	const char *kbe_env;      /* SLURM_KILL_BAD_EXIT as exported, or NULL */
+	int conf_kbe;             /* plugstack kill_on_bad_exit=yes|no */
+};
+
+enum rdzv_kbe_action {
+	RDZV_KBE_SET,      /* export SLURM_KILL_BAD_EXIT=1 */
+	RDZV_KBE_MODE_OFF, /* the step gets no mode: Slurm's own default */
+	RDZV_KBE_USER,     /* the user chose (-K, SLURM_KILL_BAD_EXIT): theirs */
+	RDZV_KBE_ADMIN     /* plugstack kill_on_bad_exit=no: slurm.conf's */
+};
+
+/* The mode the step will get (*mode, never NULL: "off" at worst) and what to
+ * do. Precedence is the plugin's: option > #SBATCH option > RDZV_MODE >
+ * mode=; an invalid value counts as off (srun refuses it anyway). */
+enum rdzv_kbe_action rdzv_kbe_decide(const struct rdzv_kbe_in *in, const struct rdzv_mode **mode);
+
+/* Whether the step will be stopped on a bad exit as far as the plugin knows:
+ * SLURM_KILL_BAD_EXIT set non-zero (by the plugin or the user) and no -K0;
+ * or -K/-K1. slurm.conf's KillOnBadExit is not known here. */
+int rdzv_kbe_effective(int arg_kbe, const char *kbe_env);
+
+/* One failed task, as a node saw it. */
+struct rdzv_failure {
+	uint32_t job_id, step_id;
+	uint64_t nonce;
+	uint32_t rank;        /* global task id (torchrun modes: the node's rank) */
+	int status;           /* wait(2) status */
+	int per_node;         /* 1: the task is a launcher per node (torchrun) */
+	uint32_t workers;     /* per_node: workers it started (0 unknown) */
+	char node[RDZV_HOST_MAX];
+};
+
+/* Whether a wait status is a bad exit (non-zero, or a signal). */
+int rdzv_failure_is_bad(int status);
+
+/* The datagram: "RDZVF1 JOB.STEP NONCE RANK STATUS PERNODE WORKERS NODE". */
+int rdzv_failure_encode(const struct rdzv_failure *f, char *buf, size_t len);
+/* Strict: every field, a host of valid characters. 0 or -1. */
+int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f);
+
+/* The line srun prints, without a newline:
+ *   rdzv: rank 3 (node n2) exited with status 1; the step was stopped
+ *   rdzv: rank 0 (node n1) was killed by signal 9 (Killed); ...
+ *   rdzv: node rank 1 (node n2: torchrun, 2 workers) exited with status 1; ...
+ * stopped: 1 the step was stopped; 0 (kill-on-bad-exit not known to be
+ * on) leaves the "; the step was stopped" out. */
+int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, size_t len);
+
+/* RDZV_STEP_REPORT's value: "JOB.STEP:PORT:NONCE" (NONCE in hex). */
+int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, char *buf,
+                       size_t len);
+int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
+                      uint64_t *nonce);
+
+/* TORCHELASTIC_RESTART_COUNT from SLURM_RESTART_COUNT (a requeued batch
+ * job's count; NULL or bad: 0). */
+uint32_t rdzv_restart_count(const char *slurm_restart_count);
+
+#endif

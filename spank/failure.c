@@ -1,0 +1,260 @@
+/* failure.c: the glue of "a failed rank stops the step" (issue 21); the
+ * logic and why it is right are in lib/rdzv/failure.h.
+ *
+ *   srun, slurm_spank_init:   SLURM_KILL_BAD_EXIT=1 when the step will have
+ *                             a mode and nobody chose otherwise
+ *   srun, local_user_init:    the variable is taken back out of srun's
+ *                             environment (srun has read it; tasks and
+ *                             nested sruns must not inherit it), the guess
+ *                             checked, a datagram socket opened for the
+ *                             nodes' reports (RDZV_STEP_REPORT)
+ *   slurmstepd, user_init:    the report address read, the variable removed
+ *   slurmstepd, task_exit:    the node's first bad exit sent to srun
+ *   srun, exit:               the first report that arrived, one line */
+#include "config.h"
+#include "plugin.h"
+#include "failure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static struct {
+	/* srun */
+	int set_by_us;                     /* we exported SLURM_KILL_BAD_EXIT=1 */
+	const struct rdzv_mode *predicted; /* the mode srun was expected to give */
+	int stops;                         /* kill-on-bad-exit in effect, as known */
+	int sock;                          /* reports from the nodes, or -1 */
+	uint32_t job, step;
+	uint64_t nonce;
+	/* slurmstepd */
+	int armed, sent;
+	struct sockaddr_storage to;
+	socklen_t tolen;
+} fl = { .sock = -1 };
+
+static uint64_t make_nonce(void)
+{
+	uint64_t n = 0;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+			n = 0;
+		close(fd);
+	}
+	return n ? n : ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
+}
+
+void rdzv_failure_local_init(void)
+{
+	struct rdzv_kbe_in in;
+	char *buf = NULL, **av = NULL;
+	int ac = rdzv_srun_argv(&buf, &av);
+	enum rdzv_kbe_action a;
+
+	memset(&in, 0, sizeof(in));
+	in.arg_kbe = -1;
+	if (ac < 0 || rdzv_srun_arg_failure(ac, av, &in.arg_mode, &in.arg_kbe) < 0)
+		in.arg_mode = NULL; /* srun refuses the line itself */
+	in.spank_env = getenv(RDZV_SPANK_OPT_ENV);
+	in.rdzv_mode = getenv("RDZV_MODE");
+	in.env_fallback = rdzv.conf.env_fallback;
+	in.site = rdzv.conf.mode;
+	in.kbe_env = getenv(RDZV_KBE_VAR);
+	in.conf_kbe = rdzv.conf.kill_on_bad_exit;
+	a = rdzv_kbe_decide(&in, &fl.predicted);
+	if (a == RDZV_KBE_SET && setenv(RDZV_KBE_VAR, "1", 1) == 0) {
+		fl.set_by_us = 1;
+		fl.stops = 1;
+	} else {
+		fl.stops = rdzv_kbe_effective(in.arg_kbe, in.kbe_env);
+	}
+	free(av);
+	free(buf);
+}
+
+/* The socket the nodes report to: any address, a port of the kernel's. */
+static int open_reports(spank_t sp)
+{
+	struct sockaddr_in6 a6;
+	struct sockaddr_in a4;
+	struct sockaddr_storage got;
+	socklen_t len = sizeof(got);
+	char text[96];
+	uint16_t port;
+	int s, off = 0;
+
+	if (spank_get_item(sp, S_JOB_ID, &fl.job) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_STEPID, &fl.step) != ESPANK_SUCCESS)
+		return -1;
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	a6.sin6_addr = in6addr_any;
+	s = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s >= 0 && (setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0
+	               || bind(s, (struct sockaddr *)&a6, sizeof(a6)) < 0)) {
+		close(s);
+		s = -1;
+	}
+	if (s < 0) { /* no IPv6 on this host */
+		memset(&a4, 0, sizeof(a4));
+		a4.sin_family = AF_INET;
+		a4.sin_addr.s_addr = htonl(INADDR_ANY);
+		s = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (s >= 0 && bind(s, (struct sockaddr *)&a4, sizeof(a4)) < 0) {
+			close(s);
+			s = -1;
+		}
+	}
+	if (s < 0 || getsockname(s, (struct sockaddr *)&got, &len) < 0) {
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+	                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
+	fl.nonce = make_nonce();
+	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce, text, sizeof(text)) < 0
+	    || setenv(RDZV_REPORT_VAR, text, 1) != 0) {
+		close(s);
+		return -1;
+	}
+	fl.sock = s;
+	return 0;
+}
+
+void rdzv_failure_local_user_init(spank_t sp)
+{
+	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	int has = mode && mode->fill, guessed = fl.predicted && fl.predicted->fill;
+
+	/* srun has read it (before its command line): the step's tasks get
+	 * srun's environment after this hook and must not inherit it. */
+	if (fl.set_by_us)
+		unsetenv(RDZV_KBE_VAR);
+	unsetenv(RDZV_REPORT_VAR); /* one inherited from an outer step */
+	if (has && !guessed && rdzv.conf.kill_on_bad_exit && !getenv(RDZV_KBE_VAR))
+		slurm_spank_log(RDZV_TAG ": warning: --rdzv=%s was not visible before srun read its "
+		                "options: a failed rank will not stop this step; add -K "
+		                "(--kill-on-bad-exit)", mode->name);
+	else if (!has && fl.set_by_us)
+		slurm_spank_log(RDZV_TAG ": warning: this step has no rendezvous mode, yet srun "
+		                "was told to stop it on a failed task (kill-on-bad-exit); add -K0 "
+		                "to keep it running");
+	if (has && open_reports(sp) < 0)
+		slurm_spank_log(RDZV_TAG ": warning: cannot open the socket the nodes report "
+		                "failures to: a failed rank will not be named");
+}
+
+void rdzv_failure_local_exit(void)
+{
+	char buf[RDZV_HOST_MAX + 128], line[RDZV_HOST_MAX + 256];
+	struct rdzv_failure f;
+	ssize_t n;
+
+	if (fl.sock < 0)
+		return;
+	while ((n = recv(fl.sock, buf, sizeof(buf), 0)) > 0) {
+		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != fl.job
+		    || f.step_id != fl.step || f.nonce != fl.nonce)
+			continue;
+		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {
+			fprintf(stderr, "%s\n", line);
+			fflush(stderr);
+		}
+		break;
+	}
+	close(fl.sock);
+	fl.sock = -1;
+}
+
+/* The node's report address: RDZV_STEP_REPORT's port on srun's host as the
+ * nodes reach it (SLURM_SRUN_COMM_HOST, which srun sets for the step). */
+void rdzv_failure_user_init(spank_t sp)
+{
+	char text[96], host[RDZV_HOST_MAX], port[8], restart[32];
+	struct addrinfo hints, *res = NULL;
+	uint32_t job, step;
+	uint16_t p;
+	int rc;
+
+	if (!rdzv.active || !rdzv.mode || !rdzv.mode->fill)
+		return;
+	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count. */
+	rdzv.step.restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
+	                                          sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
+	rc = rdzv_job_getenv(sp, RDZV_REPORT_VAR, text, sizeof(text));
+	if (rc == 0)
+		return;
+	spank_unsetenv(sp, RDZV_REPORT_VAR);
+	if (rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce) < 0
+	    || job != rdzv.step.job_id || step != rdzv.step.step_id
+	    || rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
+		return;
+	snprintf(port, sizeof(port), "%u", p);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_DGRAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
+		return;
+	if (res->ai_addrlen <= sizeof(fl.to)) {
+		memcpy(&fl.to, res->ai_addr, res->ai_addrlen);
+		fl.tolen = res->ai_addrlen;
+		fl.armed = 1;
+	}
+	freeaddrinfo(res);
+}
+
+/* The PET_NPROC_PER_NODE torchrun got: the user's, else the mode's rule. */
+static uint32_t workers(spank_t sp)
+{
+	char buf[32];
+	uint64_t v;
+
+	if (rdzv_job_getenv(sp, "PET_NPROC_PER_NODE", buf, sizeof(buf)) > 0)
+		return rdzv_parse_u64(buf, 1, 1u << 20, &v) == 0 ? (uint32_t)v : 0;
+	return rdzv.step.gpus_on_node > 0 ? (uint32_t)rdzv.step.gpus_on_node : 1;
+}
+
+void rdzv_failure_task_exit(spank_t sp)
+{
+	struct rdzv_failure f;
+	char buf[RDZV_HOST_MAX + 128];
+	int status = 0, s;
+
+	if (!fl.armed || fl.sent
+	    || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS
+	    || !rdzv_failure_is_bad(status))
+		return;
+	memset(&f, 0, sizeof(f));
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &f.rank) != ESPANK_SUCCESS)
+		return;
+	fl.sent = 1;
+	f.job_id = rdzv.step.job_id;
+	f.step_id = rdzv.step.step_id;
+	f.nonce = fl.nonce;
+	f.status = status;
+	f.per_node = (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) != 0;
+	f.workers = f.per_node ? workers(sp) : 0;
+	snprintf(f.node, sizeof(f.node), "%s", rdzv.nodename[0] ? rdzv.nodename : "?");
+	if (rdzv_failure_encode(&f, buf, sizeof(buf)) < 0)
+		return;
+	s = socket(fl.to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	if (sendto(s, buf, strlen(buf), 0, (struct sockaddr *)&fl.to, fl.tolen) < 0)
+		slurm_verbose(RDZV_TAG ": cannot report rank %u's exit to srun: %s", f.rank,
+		              strerror(errno));
+	close(s);
+}

@@ -1,0 +1,187 @@
+/* test-failure: reading --rdzv and -K from srun's command line before srun
+ * does, the kill-on-bad-exit decision, the failure datagram and line, and
+ * the restart count (issue 21). Invalid input first. */
+#include "config.h"
+#include "failure.h"
+#include "tap.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* srun's command line, words separated by spaces: --rdzv's value and -K as
+ * srun will read them; rc_want -1: refused. */
+static void scan(const char *line, int rc_want, const char *want_mode, int want_kbe)
+{
+	char buf[512], *argv[32], *w;
+	const char *mode = "unset";
+	int argc = 0, kbe = 7, rc;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok(buf, " "); w && argc < 31; w = strtok(NULL, " "))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	rc = rdzv_srun_arg_failure(argc, argv, &mode, &kbe);
+	if (!ok(rc == rc_want && (rc < 0 || (kbe == want_kbe
+	        && ((!mode && !want_mode) || (mode && want_mode && strcmp(mode, want_mode) == 0)))),
+	        "%s: %s", line, rc_want < 0 ? "refused" : want_mode ? want_mode : "no --rdzv"))
+		diag("rc %d mode '%s' kbe %d", rc, mode ? mode : "(null)", kbe);
+}
+
+static void test_scan(void)
+{
+	const char *m;
+	int k;
+
+	scan("srun -n", -1, NULL, -1);
+	scan("srun --rdzv", -1, NULL, -1);
+	scan("srun --rdzv=torch python x.py", 0, "torch", -1);
+	scan("srun -N2 -n 4 --rdzv torchrun torchrun x.py", 0, "torchrun", -1);
+	scan("srun -n 4 python --rdzv=torch", 0, NULL, -1);   /* the program's */
+	scan("srun -J --rdzv=torch python", 0, NULL, -1);     /* -J's value */
+	scan("srun --rdzv=torch --rdzv=off python", 0, "off", -1);
+	scan("srun -K0 --rdzv=torch python", 0, "torch", 0);
+	scan("srun --kill-on-bad-exit=0 --rdzv=torch python", 0, "torch", 0);
+	scan("srun -lK --rdzv=torch python", 0, "torch", 1);
+	scan("srun --kill python", 0, NULL, 1);               /* a unique prefix */
+	scan("srun -- --rdzv=torch", 0, NULL, -1);
+	scan("srun --rdzv-port 29500 --rdzv-verbose python", 0, NULL, -1);
+	scan("srun -K 0 --rdzv=torch", 0, NULL, 1);           /* 0 is the program */
+	scan("srun --job-name x --rdzv=jax python", 0, "jax", -1);
+	scan("srun -wn1 -n2 --rdzv=deepspeed python", 0, "deepspeed", -1);
+	ok(rdzv_srun_arg_failure(0, NULL, &m, &k) == 0 && !m && k == -1, "no command line");
+}
+
+static enum rdzv_kbe_action decide(const char *arg, int arg_kbe, const char *spank_env,
+                                   const char *rdzv_mode, int env_fallback, const char *site,
+                                   const char *kbe_env, int conf_kbe, const char **mode)
+{
+	struct rdzv_kbe_in in = { arg, arg_kbe, spank_env, rdzv_mode, env_fallback,
+	                          rdzv_mode_find(site), kbe_env, conf_kbe };
+	const struct rdzv_mode *m = NULL;
+	enum rdzv_kbe_action a = rdzv_kbe_decide(&in, &m);
+
+	*mode = m ? m->name : "(null)";
+	return a;
+}
+
+static void test_decide(void)
+{
+	const char *m;
+
+	ok(decide(NULL, -1, NULL, NULL, 1, "off", NULL, 1, &m) == RDZV_KBE_MODE_OFF
+	   && strcmp(m, "off") == 0, "no mode anywhere: Slurm's own default");
+	ok(decide("torch", -1, NULL, NULL, 1, "off", NULL, 1, &m) == RDZV_KBE_SET
+	   && strcmp(m, "torch") == 0, "srun --rdzv=torch: export SLURM_KILL_BAD_EXIT=1");
+	ok(decide(NULL, -1, "torchrun", NULL, 1, "off", NULL, 1, &m) == RDZV_KBE_SET
+	   && strcmp(m, "torchrun") == 0, "#SBATCH --rdzv=torchrun: set");
+	ok(decide(NULL, -1, NULL, "jax", 1, "off", NULL, 1, &m) == RDZV_KBE_SET
+	   && strcmp(m, "jax") == 0, "RDZV_MODE=jax: set");
+	ok(decide(NULL, -1, NULL, "jax", 0, "off", NULL, 1, &m) == RDZV_KBE_MODE_OFF,
+	   "RDZV_MODE under env=no is not a mode");
+	ok(decide(NULL, -1, NULL, NULL, 1, "torch", NULL, 1, &m) == RDZV_KBE_SET
+	   && strcmp(m, "torch") == 0, "the site's mode=torch: set");
+	ok(decide("off", -1, "torch", "torch", 1, "torch", NULL, 1, &m) == RDZV_KBE_MODE_OFF,
+	   "srun --rdzv=off wins over everything");
+	ok(decide(NULL, -1, "off", "torch", 1, "off", NULL, 1, &m) == RDZV_KBE_MODE_OFF,
+	   "#SBATCH --rdzv=off wins over RDZV_MODE");
+	ok(decide("torch", -1, "off", NULL, 1, "off", NULL, 1, &m) == RDZV_KBE_SET,
+	   "srun --rdzv=torch wins over #SBATCH --rdzv=off");
+	ok(decide("bogus", -1, NULL, NULL, 1, "torch", NULL, 1, &m) == RDZV_KBE_MODE_OFF,
+	   "an invalid --rdzv (srun refuses it) sets nothing");
+	ok(decide("torch", 0, NULL, NULL, 1, "off", NULL, 1, &m) == RDZV_KBE_USER,
+	   "srun -K0: the user's choice");
+	ok(decide("torch", -1, NULL, NULL, 1, "off", "0", 1, &m) == RDZV_KBE_USER,
+	   "SLURM_KILL_BAD_EXIT=0 exported: the user's choice");
+	ok(decide("torch", -1, NULL, NULL, 1, "off", NULL, 0, &m) == RDZV_KBE_ADMIN,
+	   "kill_on_bad_exit=no: slurm.conf's KillOnBadExit decides");
+	ok(rdzv_kbe_effective(-1, "1") == 1 && rdzv_kbe_effective(0, "1") == 0
+	   && rdzv_kbe_effective(-1, "0") == 0 && rdzv_kbe_effective(1, NULL) == 1
+	   && rdzv_kbe_effective(-1, NULL) == 0, "what srun will do: -K over SLURM_KILL_BAD_EXIT");
+}
+
+static void test_datagram(void)
+{
+	struct rdzv_failure f, g;
+	char buf[512], line[512];
+	const char *bad[] = { "", "RDZVF1", "RDZVF2 1.0 00000000000000ab 3 256 0 0 n2",
+	                      "RDZVF1 1.0 00000000000000ab 3 256 2 0 n2",
+	                      "RDZVF1 1.0 00000000000000ab 3 256 0 0 n2 extra",
+	                      "RDZVF1 1.0 00000000000000ab 3 256 0 0 n2;rm",
+	                      "RDZVF1 1.x 00000000000000ab 3 256 0 0 n2", NULL };
+	int i;
+
+	for (i = 0; bad[i]; i++)
+		ok(rdzv_failure_decode(bad[i], strlen(bad[i]), &f) == -1, "datagram '%s' is refused",
+		   bad[i]);
+	ok(rdzv_failure_decode("RDZVF1 1.0 1 3 256 0 0 n2\0x", 27, &f) == -1,
+	   "a datagram with a NUL inside is refused");
+	memset(&f, 0, sizeof(f));
+	f.job_id = 12;
+	f.step_id = 3;
+	f.nonce = 0xfeedfacecafebeefULL;
+	f.rank = 3;
+	f.status = 1 << 8;
+	snprintf(f.node, sizeof(f.node), "n2");
+	ok(rdzv_failure_encode(&f, buf, sizeof(buf)) == 0
+	   && rdzv_failure_decode(buf, strlen(buf), &g) == 0 && g.job_id == 12 && g.step_id == 3
+	   && g.nonce == f.nonce && g.rank == 3 && g.status == 256 && strcmp(g.node, "n2") == 0,
+	   "a failure survives encode and decode (%s)", buf);
+	ok(rdzv_failure_encode(&f, buf, 10) == -1, "encode refuses a short buffer");
+	rdzv_failure_format(&f, 1, line, sizeof(line));
+	is_str(line, "rdzv: rank 3 (node n2) exited with status 1; the step was stopped",
+	       "exit status 1, stopped");
+	f.status = SIGKILL;
+	f.rank = 0;
+	snprintf(f.node, sizeof(f.node), "n1");
+	rdzv_failure_format(&f, 1, line, sizeof(line));
+	is_str(line, "rdzv: rank 0 (node n1) was killed by signal 9 (Killed); the step was stopped",
+	       "SIGKILL");
+	f.per_node = 1;
+	f.workers = 2;
+	f.rank = 1;
+	f.status = 1 << 8;
+	snprintf(f.node, sizeof(f.node), "n2");
+	rdzv_failure_format(&f, 0, line, sizeof(line));
+	is_str(line, "rdzv: node rank 1 (node n2: torchrun, 2 workers) exited with status 1",
+	       "torchrun's agent, kill-on-bad-exit not known to be on");
+	ok(rdzv_failure_is_bad(0) == 0 && rdzv_failure_is_bad(1 << 8) == 1
+	   && rdzv_failure_is_bad(SIGKILL) == 1 && rdzv_failure_is_bad(SIGTERM) == 1,
+	   "bad exits: non-zero status or a signal; 0 is not one");
+}
+
+static void test_report(void)
+{
+	char buf[128];
+	uint32_t j, s;
+	uint16_t p;
+	uint64_t n;
+	const char *bad[] = { "", "1.0", "1.0:0:ab", "1.0:70000:ab", "1.0:5000:zz", "1.0:5000:ab:x",
+	                      "x.0:5000:ab", NULL };
+	int i;
+
+	for (i = 0; bad[i]; i++)
+		ok(rdzv_report_parse(bad[i], &j, &s, &p, &n) == -1, "report '%s' is refused", bad[i]);
+	ok(rdzv_report_format(7, 2, 40000, 0xabcULL, buf, sizeof(buf)) == 0
+	   && rdzv_report_parse(buf, &j, &s, &p, &n) == 0 && j == 7 && s == 2 && p == 40000
+	   && n == 0xabc, "the report address survives format and parse (%s)", buf);
+}
+
+static void test_restart(void)
+{
+	is_int(rdzv_restart_count(NULL), 0, "no SLURM_RESTART_COUNT: 0");
+	is_int(rdzv_restart_count("2"), 2, "SLURM_RESTART_COUNT=2: 2");
+	is_int(rdzv_restart_count("two"), 0, "a bad SLURM_RESTART_COUNT: 0");
+	is_int(rdzv_restart_count("-1"), 0, "a negative SLURM_RESTART_COUNT: 0");
+}
+
+int main(void)
+{
+	test_scan();
+	test_decide();
+	test_datagram();
+	test_report();
+	test_restart();
+	return done_testing();
+}
