@@ -12,7 +12,10 @@
 # status): the host's apt sources and state are never read or changed. The
 # mirror is the one this machine (or this debootstrap'd root) already uses,
 # from /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list; the
-# suite's Release is verified against Debian's archive keyring.
+# suite's Release is verified against Debian's archive keyring. Its
+# Valid-Until is not checked: the mirror this machine is given serves dated
+# snapshots whose Release has expired (the host's apt.conf.d says the same,
+# Acquire::Check-Valid-Until "false"; a debootstrap'd root does not).
 #
 # Cached under $RDZV_VERSIONS_CACHE/headers (default /var/cache/spank-rdzv),
 # keyed by suite and package version, under a per-suite flock: a second call
@@ -84,7 +87,8 @@ apt=(-q -o Dir::Etc::SourceList="$work/sources.list" -o Dir::Etc::SourceParts=/d
 	-o Dir::State::Lists="$work/lists" -o Dir::Cache="$work/cache" -o Dir::State::status="$work/status"
 	-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
 	-o Dir::Etc::Trusted=/dev/null -o Dir::Etc::TrustedParts=/dev/null
-	-o Acquire::Languages=none -o APT::Sandbox::User=root)
+	-o Acquire::Languages=none -o APT::Sandbox::User=root
+	-o Acquire::Check-Valid-Until=false)
 if ! apt-get "${apt[@]}" update >"$work/update.log" 2>&1 || grep -q '^[WE]:' "$work/update.log"; then
 	sed 's/^/  /' "$work/update.log" >&2
 	echo "$me: apt-get update of $suite from $mirror failed" >&2
