@@ -83,20 +83,16 @@ void rdzv_failure_local_init(void)
 	free(buf);
 }
 
-/* The socket the nodes report to: any address, a port of the kernel's. */
-static int open_reports(spank_t sp)
+/* The socket the nodes report to: any address, a port of the kernel's.
+ * Returns the port, or 0 when there is none. */
+static uint16_t open_reports(void)
 {
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
 	struct sockaddr_storage got;
 	socklen_t len = sizeof(got);
-	char text[96];
-	uint16_t port;
 	int s, off = 0;
 
-	if (spank_get_item(sp, S_JOB_ID, &fl.job) != ESPANK_SUCCESS
-	    || spank_get_item(sp, S_JOB_STEPID, &fl.step) != ESPANK_SUCCESS)
-		return -1;
 	memset(&a6, 0, sizeof(a6));
 	a6.sin6_family = AF_INET6;
 	a6.sin6_addr = in6addr_any;
@@ -119,24 +115,19 @@ static int open_reports(spank_t sp)
 	if (s < 0 || getsockname(s, (struct sockaddr *)&got, &len) < 0) {
 		if (s >= 0)
 			close(s);
-		return -1;
-	}
-	port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
-	                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
-	fl.nonce = make_nonce();
-	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce, text, sizeof(text)) < 0
-	    || setenv(RDZV_REPORT_VAR, text, 1) != 0) {
-		close(s);
-		return -1;
+		return 0;
 	}
 	fl.sock = s;
-	return 0;
+	return got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+	                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
 }
 
 void rdzv_failure_local_user_init(spank_t sp)
 {
 	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
 	int has = mode && mode->fill, guessed = fl.predicted && fl.predicted->fill;
+	char text[96];
+	uint16_t port;
 
 	/* srun has read it (before its command line): the step's tasks get
 	 * srun's environment after this hook and must not inherit it. */
@@ -151,9 +142,24 @@ void rdzv_failure_local_user_init(spank_t sp)
 		slurm_spank_log(RDZV_TAG ": warning: this step has no rendezvous mode, yet srun "
 		                "was told to stop it on a failed task (kill-on-bad-exit); add -K0 "
 		                "to keep it running");
-	if (has && open_reports(sp) < 0)
+	if (!has && !fl.set_by_us)
+		return;
+	if (spank_get_item(sp, S_JOB_ID, &fl.job) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_STEPID, &fl.step) != ESPANK_SUCCESS)
+		return;
+	fl.nonce = make_nonce();
+	port = has ? open_reports() : 0;
+	if (has && !port)
 		slurm_spank_log(RDZV_TAG ": warning: cannot open the socket the nodes report "
 		                "failures to: a failed rank will not be named");
+	/* srun copied its environment, SLURM_KILL_BAD_EXIT=1 included, into
+	 * the step's before this hook: the flag tells slurmstepd to remove it. */
+	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce, fl.set_by_us, text,
+	                       sizeof(text)) < 0 || setenv(RDZV_REPORT_VAR, text, 1) != 0) {
+		if (fl.sock >= 0)
+			close(fl.sock);
+		fl.sock = -1;
+	}
 }
 
 void rdzv_failure_local_exit(void)
@@ -186,9 +192,9 @@ void rdzv_failure_user_init(spank_t sp)
 	struct addrinfo hints, *res = NULL;
 	uint32_t job, step;
 	uint16_t p;
-	int rc;
+	int rc, set = 0;
 
-	if (!rdzv.active || !rdzv.mode || !rdzv.mode->fill)
+	if (!rdzv.active)
 		return;
 	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count. */
 	rdzv.step.restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
@@ -197,8 +203,12 @@ void rdzv_failure_user_init(spank_t sp)
 	if (rc == 0)
 		return;
 	spank_unsetenv(sp, RDZV_REPORT_VAR);
-	if (rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce) < 0
-	    || job != rdzv.step.job_id || step != rdzv.step.step_id
+	if (rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce, &set) < 0
+	    || job != rdzv.step.job_id || step != rdzv.step.step_id)
+		return;
+	if (set)
+		spank_unsetenv(sp, RDZV_KBE_VAR); /* the plugin's, not the user's */
+	if (!rdzv.mode || !rdzv.mode->fill || !p
 	    || rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
 		return;
 	snprintf(port, sizeof(port), "%u", p);

@@ -188,28 +188,30 @@ int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, si
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, char *buf,
-                       size_t len)
+int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, int set,
+                       char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64, job, step, port, nonce);
+	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64 ":%d", job, step, port, nonce, set ? 1 : 0);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
-                      uint64_t *nonce)
+                      uint64_t *nonce, int *set)
 {
 	unsigned j, st, p;
 	uint64_t nc;
-	int used = 0;
+	int used = 0, k;
 
-	if (!s || sscanf(s, "%u.%u:%u:%16" SCNx64 "%n", &j, &st, &p, &nc, &used) != 4
-	    || s[used] != '\0' || p == 0 || p > 65535 || strlen(s) > 64)
+	if (!s || strlen(s) > 64
+	    || sscanf(s, "%u.%u:%u:%16" SCNx64 ":%d%n", &j, &st, &p, &nc, &k, &used) != 5
+	    || s[used] != '\0' || p > 65535 || (k != 0 && k != 1))
 		return -1;
 	*job = j;
 	*step = st;
 	*port = (uint16_t)p;
 	*nonce = nc;
+	*set = k;
 	return 0;
 }
 

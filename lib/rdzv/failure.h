@@ -94,11 +94,14 @@ int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f);
  * on) leaves the "; the step was stopped" out. */
 int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, size_t len);
 
-/* RDZV_STEP_REPORT's value: "JOB.STEP:PORT:NONCE" (NONCE in hex). */
-int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, char *buf,
-                       size_t len);
+/* RDZV_STEP_REPORT's value: "JOB.STEP:PORT:NONCE:SET" (NONCE in hex; PORT
+ * 0 when srun has no socket; SET 1 when srun's plugin exported
+ * SLURM_KILL_BAD_EXIT, which srun copied into the step's environment before
+ * the plugin could take it back: slurmstepd removes it from the tasks'). */
+int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, int set,
+                       char *buf, size_t len);
 int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
-                      uint64_t *nonce);
+                      uint64_t *nonce, int *set);
 
 /* TORCHELASTIC_RESTART_COUNT from SLURM_RESTART_COUNT (a requeued batch
  * job's count; NULL or bad: 0). */

@@ -157,15 +157,18 @@ static void test_report(void)
 	uint32_t j, s;
 	uint16_t p;
 	uint64_t n;
-	const char *bad[] = { "", "1.0", "1.0:0:ab", "1.0:70000:ab", "1.0:5000:zz", "1.0:5000:ab:x",
-	                      "x.0:5000:ab", NULL };
-	int i;
+	const char *bad[] = { "", "1.0", "1.0:5000:ab", "1.0:70000:ab:1", "1.0:5000:zz:1",
+	                      "1.0:5000:ab:2", "1.0:5000:ab:1:x", "x.0:5000:ab:0", NULL };
+	int i, k;
 
 	for (i = 0; bad[i]; i++)
-		ok(rdzv_report_parse(bad[i], &j, &s, &p, &n) == -1, "report '%s' is refused", bad[i]);
-	ok(rdzv_report_format(7, 2, 40000, 0xabcULL, buf, sizeof(buf)) == 0
-	   && rdzv_report_parse(buf, &j, &s, &p, &n) == 0 && j == 7 && s == 2 && p == 40000
-	   && n == 0xabc, "the report address survives format and parse (%s)", buf);
+		ok(rdzv_report_parse(bad[i], &j, &s, &p, &n, &k) == -1, "report '%s' is refused", bad[i]);
+	ok(rdzv_report_format(7, 2, 40000, 0xabcULL, 1, buf, sizeof(buf)) == 0
+	   && rdzv_report_parse(buf, &j, &s, &p, &n, &k) == 0 && j == 7 && s == 2 && p == 40000
+	   && n == 0xabc && k == 1, "the report address survives format and parse (%s)", buf);
+	ok(rdzv_report_format(7, 2, 0, 1, 0, buf, sizeof(buf)) == 0
+	   && rdzv_report_parse(buf, &j, &s, &p, &n, &k) == 0 && p == 0 && k == 0,
+	   "port 0: srun has no socket, the flag still travels (%s)", buf);
 }
 
 static void test_restart(void)
