@@ -1,165 +1,78 @@
-# lib.sh: source from a container test (tests/01NN-*.t) after tests/lib/tap.sh.
+# lib.sh: source from a container test (tests/01NN-*.t) after tests/lib/tap.sh
+# and tests/lib/e2e.sh.
 #
-#   ctr_enter            on the host: make (or find cached) the containers root,
-#                        the image and rdzv.so built for the root's Slurm 24.11,
-#                        then run this same test inside the root (tests/versions/in-root.sh --plain);
-#                        inside the root it returns and the test goes on.
-#   ctr_start            e2e_start of a 3-node Slurm 24.11 cluster of its own
-#                        (state directory, ports), enroot configured per node
-#   ctr_plugstack ORDER [RDZV_ARGS...]
-#                        ORDER pyxis-first (rdzv.so after spank_pyxis.so) or
-#                        rdzv-first; rewrites plugstack.conf (read by every step)
-#   ctr_hook on|off      enroot's 50-slurm-pytorch.sh hook installed or not
-#   ctr_srun SECS ARGS... srun ARGS with the image and the tests mounted in
-#                        the container; output in $out, status in $rc
-#   ctr_rank0 FIELD...   from $out, rank 0's report: "NAME=value ..." of FIELDs
-#   IMAGE PYXIS RANK_PY  the image, pyxis's plugin, the rank script
+#   ctr_require          skip unless Apptainer runs here (the sid leg: Debian
+#                        packages Apptainer in sid only)
+#   ctr_image            build the test image (tests/containers/image.def) or
+#                        find it cached; sets IMAGE (a sandbox directory)
+#   ctr_exec [OPTS...]   the apptainer command line a step runs: `apptainer
+#                        exec --no-privs -B tests/containers OPTS IMAGE`
+#   ctr_reports FIELD... from $out, one sorted line per task: "FIELD=value ..."
+#   ctr_reports_of TEXT FIELD...  the same from TEXT
+#   ctr_count            from $out, the number of reports
+#   RANK_PY              the rank script (tests/containers/rank.py)
 #
-# The containers root (tests/containers/make-root.sh) holds enroot 4.1.2 and
-# pyxis 0.24.0 built from ../shared/containers; it is entered with pivot_root
-# because the kernel refuses user namespaces inside a chroot. The container
-# tests skip, with the reason, where that cannot be done.
+# Facts behind this (../shared/containers/README.md): Apptainer refuses a
+# chroot, so the sid root is entered with pivot_root (tests/versions/in-root.sh);
+# root here lacks CAP_SYS_RESOURCE, so `apptainer exec` needs --no-privs.
+# pyxis and enroot are not packaged by Debian: the plugin's pyxis rule
+# (lib/rdzv/container.h) is unit-tested only (tests/unit/test-container).
 
 ctr_dir=$top_srcdir/tests/containers
+RANK_PY=$ctr_dir/rank.py
+# Inside the root's own file system (hard links to its /usr need that); it
+# goes with the root when the root is made anew.
+ctr_cache=/var/cache/rdzv-apptainer
 
-ctr_enter() {
-	local root image bdir lock rc self
-	[ -n "${RDZV_CTR_INSIDE:-}" ] && return 0
-	# The test itself, by absolute path (make check runs ../tests/NNNN.t).
-	self=$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")
+ctr_require() {
 	[ "${RDZV_SKIP_E2E:-}" = 1 ] && skip_all "RDZV_SKIP_E2E=1 (make distcheck: the main build runs them)"
-	# They bring their own Slurm 24.11 (the containers root): once, from the host leg.
-	case ${RDZV_SLURM:-host} in
-	host) ;;
-	*) skip_all "container tests run in the host leg (they enter their own Slurm 24.11 root with enroot and pyxis, tests/containers/make-root.sh), not under RDZV_SLURM=$RDZV_SLURM" ;;
-	esac
-	[ "$(id -u)" = 0 ] || skip_all "needs root (pivot_root, slurmd)"
-	[ "${RDZV_SANITIZE:-no}" = yes ] && skip_all "sanitizer build: slurmstepd cannot load an ASan plugin"
-	[ -f "$top_srcdir/../shared/containers/enroot-4.1.2.tar.gz" ] \
-		|| skip_all "../shared/containers (enroot, pyxis sources) not found"
-	# make check gives abs_top_srcdir as BUILD/..: compare real paths.
-	top_srcdir=$(cd "$top_srcdir" && pwd -P) && top_builddir=$(cd "$top_builddir" && pwd -P) \
-		|| skip_all "cannot resolve top_srcdir/top_builddir"
-	case $top_builddir/ in
-	"$top_srcdir"/*) ;;
-	*) skip_all "build tree $top_builddir is outside the checkout (only the checkout is mounted in the root)" ;;
-	esac
-	command -v unshare >/dev/null && command -v debootstrap >/dev/null \
-		|| { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 || :; }
-	root=$(bash "$ctr_dir/make-root.sh" 2>"$top_builddir/containers-root.err") \
-		|| skip_all "containers root not built: $(tail -n 3 "$top_builddir/containers-root.err" | tr '\n' ' ')"
-	image=$(bash "$ctr_dir/make-image.sh" 2>"$top_builddir/containers-image.err") \
-		|| skip_all "container image not built: $(tail -n 3 "$top_builddir/containers-image.err" | tr '\n' ' ')"
-	# The image inside the root (only the checkout and ../shared are mounted).
-	if [ ! -f "$root/srv/rdzv-images/$(basename "$image")" ]; then
-		mkdir -p "$root/srv/rdzv-images"
-		rm -f "$root"/srv/rdzv-images/*.sqsh
-		cp "$image" "$root/srv/rdzv-images/" || skip_all "cannot copy the image into the root"
-	fi
-	image=/srv/rdzv-images/$(basename "$image")
-	# rdzv.so for the root's Slurm 24.11 (a SPANK plugin loads only into the
-	# major it was built for), built inside the root, once per tree change.
-	bdir=$top_builddir/containers-24.11
-	# Makefile.in is regenerated by the host's automake (the root's is
-	# another version): bring it up to date here first.
-	make -C "$top_builddir" Makefile >/dev/null 2>&1 || :
-	mkdir -p "$bdir"
-	lock=$bdir.lock
+	command -v apptainer >/dev/null \
+		|| skip_all "Apptainer is not installed in this leg (Slurm ${SLURM_VERSION:-?}, RDZV_SLURM=${RDZV_SLURM:-host}): Debian packages it in sid only, so this test runs on the sid leg (bash tests/versions/run-leg.sh 26.05 tests/$(basename "$0"))"
+	[ "$(id -u)" = 0 ] || skip_all "needs root (slurmd, the image's hard links)"
+}
+
+ctr_image() {
+	local key tmp log
+	key=$(sha256sum < "$ctr_dir/image.def" | cut -c1-16)
+	IMAGE=$ctr_cache/image-$key
+	mkdir -p "$ctr_cache" || skip_all "cannot create $ctr_cache"
 	(
 		flock 7
-		RDZV_PASS_ENV="bdir top_srcdir" bdir=$bdir top_srcdir=$top_srcdir \
-			bash "$ctr_dir/../versions/in-root.sh" --plain "$root" bash -c '
-			set -e
-			cd "$bdir"
-			[ -f Makefile ] || "$top_srcdir/configure" --enable-werror >configure.log 2>&1
-			make -j2 spank/rdzv.la nccl/libnccl-env-rdzv.la >make.log 2>&1' 
-	) 7>"$lock" || skip_all "rdzv.so did not build inside the root: $(tail -n 5 "$bdir/make.log" "$bdir/configure.log" 2>/dev/null | tr '\n' ' ')"
-	# One container test at a time (make -j check): they share the root's
-	# enroot configuration, hook and cluster. The lock is held until the
-	# test's process (and the cluster it started) ends.
-	exec 8>/tmp/rdzv-containers-tests.lock
-	flock -w 1800 8 || { echo "Bail out! container test lock not obtained in 1800 s"; exit 1; }
-	RDZV_CTR_INSIDE=1 RDZV_CTR_IMAGE=$image top_builddir=$bdir \
-		RDZV_PASS_ENV="RDZV_CTR_INSIDE RDZV_CTR_IMAGE top_srcdir top_builddir E2E_TIMEOUT RDZV_CTR_KEEP" \
-		exec bash "$ctr_dir/../versions/in-root.sh" --plain "$root" bash "$self"
+		[ -f "$IMAGE/rdzv-image" ] && exit 0
+		rm -rf "$ctr_cache"/image-* "$ctr_cache/skeleton" "$ctr_cache"/build-temp-*
+		mkdir -p "$ctr_cache/skeleton" && cd "$ctr_cache/skeleton" \
+			&& mkdir -p etc tmp proc sys dev home root run var/tmp opt || exit 1
+		log=$ctr_cache/build.log
+		APPTAINER_TMPDIR=$ctr_cache apptainer build --sandbox "$IMAGE" "$ctr_dir/image.def" >"$log" 2>&1 \
+			&& [ -f "$IMAGE/rdzv-image" ]
+	) 7>"$ctr_cache.lock" \
+		|| skip_all "the test image did not build: $(tail -n 3 "$ctr_cache/build.log" 2>/dev/null | tr '\n' ' ')"
+	# Does it run here at all (user namespaces, mounts)? Say why not.
+	tmp=$(apptainer exec --no-privs "$IMAGE" /bin/sh -c 'echo "$RDZV_IMAGE_VAR"' 2>&1) \
+		&& [ "$tmp" = from-the-image ] \
+		|| skip_all "apptainer exec does not run here: $(printf '%s' "$tmp" | tail -n 2 | tr '\n' ' ')"
 }
 
-IMAGE=${RDZV_CTR_IMAGE:-}
-PYXIS=/usr/local/lib/slurm/spank_pyxis.so
-RANK_PY=$top_srcdir/tests/containers/rank.py
-CTR_HOOK=/etc/enroot/hooks.d/50-slurm-pytorch.sh
-# pyxis's runtime directory is made by its slurmd hook; the test cluster's
-# slurmd started before plugstack.conf named pyxis, so the test makes it.
-CTR_PYXIS_ARGS="runtime_path=/tmp/rdzv-pyxis"
-# A cluster of its own: the root shares the host's network and PID
-# namespaces with the host's and the other versions' test clusters.
-export RDZV_CLUSTER_DIR=/tmp/rdzv-cluster-containers
-export RDZV_CTLD_PORT=19817 RDZV_SLURMD_PORT_BASE=19900
-# Debian 13's PyTorch has no libuv: env:// reads USE_LIBUV (srun passes it).
-export USE_LIBUV=0
-
-ctr_start() {
-	[ -x /usr/local/bin/enroot ] && [ -f "$PYXIS" ] || skip_all "enroot or pyxis not installed in this root"
-	[ -f "$IMAGE" ] || skip_all "no container image"
-	install -D -m 644 "$ctr_dir/enroot.conf" /etc/enroot/enroot.conf.d/50-rdzv-tests.conf
-	rm -f "$CTR_HOOK"
-	rm -rf /tmp/rdzv-enroot /tmp/rdzv-pyxis
-	mkdir -p /tmp/rdzv-pyxis
-	# Slurm 24.11 initialises cgroups unless told not to (../shared/slurm/README.md).
-	mkdir -p "$RDZV_CLUSTER_DIR"
-	echo "CgroupPlugin=disabled" > "$RDZV_CLUSTER_DIR/cgroup.conf"
-	e2e_start "$@"
-	trap 'ctr_cleanup' EXIT
+ctr_exec() {
+	echo "apptainer exec --no-privs -B $ctr_dir $* $IMAGE"
 }
 
-# The test's EXIT trap (a test with files of its own adds them, then calls
-# this). pyxis removes a step's container from slurmstepd, whose job
-# environment has no SLURMD_NODENAME yet, so enroot looks for it under
-# /tmp/rdzv-enroot/host (enroot.conf): the unpacked images (about 1 GB per
-# node and step) are removed here.
-ctr_cleanup() {
-	rm -f "$CTR_HOOK"
-	e2e_stop
-	rm -rf /tmp/rdzv-enroot
-}
-
-ctr_plugstack() {
-	local order=$1 plugin=$top_builddir/spank/.libs/rdzv.so
+ctr_reports() { ctr_reports_of "$out" "$@"; }
+ctr_reports_of() { # ctr_reports_of TEXT FIELD...
+	local text=$1
 	shift
-	case $order in
-	pyxis-first) printf 'required %s %s\nrequired %s %s\n' "$PYXIS" "$CTR_PYXIS_ARGS" "$plugin" "$*" ;;
-	rdzv-first) printf 'required %s %s\nrequired %s %s\n' "$plugin" "$*" "$PYXIS" "$CTR_PYXIS_ARGS" ;;
-	*) echo "Bail out! ctr_plugstack: order $order"; exit 1 ;;
-	esac > "$RDZV_CLUSTER_DIR/plugstack.conf"
-}
-
-ctr_hook() {
-	if [ "$1" = on ]; then
-		install -m 755 /usr/local/share/enroot/hooks.d/50-slurm-pytorch.sh "$CTR_HOOK"
-	else
-		rm -f "$CTR_HOOK"
-	fi
-}
-
-ctr_srun() {
-	local secs=$1
-	shift
-	run_to "$secs" srun --container-image="$IMAGE" \
-		--container-mounts="$top_srcdir/tests:$top_srcdir/tests:ro" "$@"
-}
-
-# ctr_rank0 FIELD... -> "FIELD=value ..." of the report whose RANK is 0
-ctr_rank0() {
-	printf '%s\n' "$out" | /usr/bin/python3 -c '
+	printf '%s\n' "$text" | /usr/bin/python3 -c '
 import json, sys
 keys = sys.argv[1:]
+rows = []
 for line in sys.stdin:
     i = line.find("RDZV_REPORT ")
-    if i < 0:
-        continue
-    r = json.loads(line[i + 12:])
-    if r["env"].get("RANK") == "0" or r.get("rank") == 0:
-        print(" ".join("%s=%s" % (k, r["env"].get(k, r.get(k))) for k in keys))
-        break
-' "$@"
+    if i >= 0:
+        r = json.loads(line[i + 12:])
+        rows.append(" ".join("%s=%s" % (k, r["env"].get(k, r.get(k))) for k in keys))
+print("\n".join(sorted(rows)))' "$@"
+}
+
+ctr_count() {
+	printf '%s\n' "$out" | grep -c 'RDZV_REPORT '
 }

@@ -2,9 +2,9 @@
 container, meet through env:// (gloo), all-reduce.
 
 Prints "RDZV_REPORT {json}" in the format of tests/e2e/check_reports.py, with
-more variables (the image's, the hook's, the profile's and binding's) and
-whether it ran inside the image (the image has no Slurm daemons; the
-containers root does), its CPU affinity, and whether the NCCL environment
+more variables (the image's, the profile's and binding's) and whether it
+ran inside the image (tests/containers/image.def leaves /rdzv-image there),
+its CPU affinity, and whether the NCCL environment
 plugin named by NCCL_ENV_PLUGIN is visible and loads (dlopen) in there. Exits non-zero when the collective is wrong.
 """
 import ctypes
@@ -20,11 +20,14 @@ KEYS = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
         "SLURM_LOCALID", "CUDA_VISIBLE_DEVICES", "TORCHELASTIC_USE_AGENT_STORE",
         "PYTORCH_VERSION", "OMP_NUM_THREADS", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
         "NCCL_DEBUG", "NCCL_ENV_PLUGIN", "RDZV_NCCL_POLICY", "UCX_NET_DEVICES",
-        "CUDA_DEVICE_ORDER", "USE_LIBUV", "SLURM_JOB_ID"]
+        "CUDA_DEVICE_ORDER", "USE_LIBUV", "SLURM_JOB_ID", "RDZV_IMAGE_VAR",
+        "APPTAINER_CONTAINER"]
 
 
 def main():
-    env = {k: os.environ.get(k) for k in KEYS}
+    # Only the names that are set: a report line stays under the 1 KiB srun
+    # forwards in one piece (longer lines of two tasks can interleave).
+    env = {k: os.environ[k] for k in KEYS if k in os.environ}
     plugin = env.get("NCCL_ENV_PLUGIN")
     loads = False
     if plugin and os.access(plugin, os.R_OK):
@@ -38,7 +41,7 @@ def main():
         for line in f:
             if line.startswith("Cpus_allowed_list:"):
                 cpus = line.split()[1]
-    report = {"env": env, "in_image": not os.path.exists("/usr/sbin/slurmd"),
+    report = {"env": env, "in_image": os.path.exists("/rdzv-image"),
               "node": os.environ.get("SLURMD_NODENAME", socket.gethostname()),
               "nccl_env_plugin_visible": bool(plugin) and os.access(plugin, os.R_OK),
               "nccl_env_plugin_loads": loads, "cpus": cpus}
