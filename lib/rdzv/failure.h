@@ -26,8 +26,9 @@
 #define RDZV_KBE_VAR "SLURM_KILL_BAD_EXIT"
 #define RDZV_REPORT_VAR "RDZV_STEP_REPORT"
 /* The spank option as srun finds it in its environment (#SBATCH --rdzv and
- * salloc --rdzv export it to the job: src/common/spank.c, _opt_env_name). */
-#define RDZV_SPANK_OPT_ENV "_SLURM_SPANK_OPTION_rdzv_rdzv"
+ * salloc --rdzv export it to the job: src/common/plugstack.c,
+ * spank_process_env_options). */
+#define RDZV_SPANK_OPT_ENV "SLURM_SPANK__SLURM_SPANK_OPTION_rdzv_rdzv"
 
 /* What srun's command line says before srun has read it: the last --rdzv
  * value (*mode, pointing into argv, NULL when absent) and -K/--kill-on-bad-
