@@ -29,7 +29,7 @@ plain=0
 [ $# -ge 2 ] || { echo "usage: $0 [--plain] ROOT CMD [ARG...]" >&2; exit 2; }
 root=$(cd "$1" && pwd)
 shift
-[ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (make-chroot.sh, make-root.sh)" >&2; exit 1; }
+[ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (tests/versions/make-chroot.sh)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "in-root.sh: must run as root (mount namespace)" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 shared=$(cd "$top/../shared" 2>/dev/null && pwd) || shared=
