@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "launcher.h" /* issue 22 */
 #include "master.h"
 #include "port.h"
 #include "util.h"
@@ -52,7 +53,7 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
                             uint32_t ntasks)
 {
 	struct rdzv_step st;
-	char err[RDZV_ERRLEN];
+	char err[RDZV_ERRLEN], *cmdbuf = NULL, **cmdv = NULL;
 	int rc;
 
 	memset(&st, 0, sizeof(st));
@@ -60,12 +61,17 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 	st.ntasks = ntasks;
 	st.gpus_on_node = -1;
 	/* srun's own array, used during this call only. */
-	if (spank_get_item(sp, S_JOB_ARGV, &st.argc, &st.argv) != ESPANK_SUCCESS) {
-		st.argc = 0;
-		st.argv = NULL;
+	if (spank_get_item(sp, S_JOB_ARGV, &st.argc, &st.argv) != ESPANK_SUCCESS || st.argc <= 0) {
+		/* The task's command from srun's own command line (issue 22). */
+		int ac = rdzv_srun_argv(&cmdbuf, &cmdv), at = ac > 0 ? rdzv_srun_command_index(ac, cmdv) : -1;
+
+		st.argc = at > 0 ? ac - at : 0;
+		st.argv = at > 0 ? cmdv + at : NULL;
 	}
 	st.envp = environ;
 	rc = rdzv_mode_check_step(mode, &st, err, sizeof(err));
+	free(cmdv);
+	free(cmdbuf);
 	if (rc < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;

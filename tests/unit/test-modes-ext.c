@@ -59,8 +59,8 @@ static void table(void)
 	   "the valid values named in srun's error include the new modes (%s)", names);
 	ok(rdzv_mode_find("deepspeed") && rdzv_mode_find("megatron") && rdzv_mode_find("jax"),
 	   "each new mode is one table entry");
-	ok(rdzv_mode_find("megatron")->check != NULL && rdzv_mode_find("torch")->check == NULL,
-	   "only megatron has a whole-step check");
+	ok(rdzv_mode_find("megatron")->check != NULL && rdzv_mode_find("torchrun")->check == NULL,
+	   "megatron has a whole-step check, torchrun none (torch's launcher check: test-frameworks)");
 	ok(!rdzv_mode_find("Megatron") && !rdzv_mode_find("jax "), "names are exact");
 }
 
