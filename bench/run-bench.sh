@@ -4,7 +4,7 @@
 #   make bench                      (from a build directory), or
 #   top_srcdir=SRC top_builddir=BUILD bench/run-bench.sh [OUTDIR]
 #
-# Parts (BENCH_PARTS, default "logic topo launch ttfc"):
+# Parts (BENCH_PARTS, default "logic topo launch ttfc fail"):
 #   logic   bench/bench-logic: one task's environment for steps of 1k-100k
 #           nodes (1M tasks) from worst-case inputs, time and peak memory;
 #           task_init's per-task work and user_init's per-node work
@@ -18,6 +18,10 @@
 #           profile / torch + binding from a real topology / all three;
 #           configurations interleaved, a random order each round, one
 #           allocation, one srun per sample
+#   fail    time from a rank's failure to srun's exit (issue 21): rank 3 of
+#           2 nodes x 2 exits 1 before init (--rdzv=torch), is SIGKILLed after
+#           init (--rdzv=torch), a torchrun worker exits 1 (--rdzv=torchrun);
+#           BENCH_FAIL_REPS rounds (default 10)
 #   ttfc    time from srun to every rank's first all-reduce done (PyTorch
 #           gloo, /usr/bin/python3): --rdzv=torch one task per rank,
 #           --rdzv=torchrun one torchrun per node, and today's shell glue
@@ -47,7 +51,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo launch ttfc}
+parts=${BENCH_PARTS:-logic topo launch ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -189,6 +193,43 @@ ttfc_run() {
 		}' >> "$raw"
 }
 
+fail_run() {
+	local c=$1 r=$2 t1 rc stamp=$out_dir/fail-stamp app=$top_srcdir/tests/e2e/fail_rank.py
+	rm -f "$stamp"
+	case $c in
+	rdzv-torch)
+		timeout -k 5 240 srun -N2 -n4 --rdzv=torch $PY "$app" exit1-before-init 3 "$stamp" ;;
+	rdzv-torch-sigkill)
+		timeout -k 5 240 srun -N2 -n4 --rdzv=torch $PY "$app" kill-after-init 3 "$stamp" ;;
+	rdzv-torchrun)
+		timeout -k 5 240 srun -N2 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun \
+			$PY "$shim" "$app" exit1-before-init 3 "$stamp" ;;
+	esac > "$out_dir/fail-$c-$r.out" 2>&1
+	rc=$?
+	t1=$EPOCHREALTIME
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ] || [ ! -s "$stamp" ]; then
+		echo "fail,2x2-rank-3,$c,$r,failed,$rc,rc" >> "$raw"
+		say "fail $c round $r: FAILED (srun exit $rc)"
+		return
+	fi
+	awk -v a="$(cat "$stamp")" -v b="$t1" -v c="$c" -v r="$r" \
+		'BEGIN { printf "fail,2x2-rank-3,%s,%d,failure-to-srun-exit,%.3f,s\n", c, r, b - a }' >> "$raw"
+}
+
+inside_fail() {
+	local r c order configs=(rdzv-torch rdzv-torch-sigkill rdzv-torchrun)
+	$PY -c 'import torch.distributed' 2>/dev/null || { say "fail: skipped: $PY has no torch"; return 0; }
+	RANDOM=${BENCH_SEED:-8}
+	set_config off
+	say "fail: ${BENCH_FAIL_REPS:-10} rounds, each in a random order, 4 ranks on 2 nodes, rank 3 fails"
+	for ((r = 1; r <= ${BENCH_FAIL_REPS:-10}; r++)); do
+		shuffle "${configs[@]}"
+		for c in "${order[@]}"; do
+			fail_run "$c" "$r"
+		done
+	done
+}
+
 inside_ttfc() {
 	local r c order configs=(rdzv-torch rdzv-torchrun shell-glue)
 	$PY -c 'import torch.distributed' 2>/dev/null || { say "ttfc: skipped: $PY has no torch"; return 0; }
@@ -215,6 +256,7 @@ if [ "${1:-}" = __inside__ ]; then
 		case $p in
 		launch) inside_launch || rv=1 ;;
 		ttfc) inside_ttfc || rv=1 ;;
+		fail) inside_fail || rv=1 ;;
 		esac
 	done
 	exit $rv
@@ -227,7 +269,7 @@ mkdir -p "$out_dir" || exit 1
 out_dir=$(cd "$out_dir" && pwd)
 raw=$out_dir/raw.csv
 results=$out_dir/results.csv
-rm -f "$raw" "$results" "$out_dir"/*.err "$out_dir"/verify-* "$out_dir"/ttfc-*.out
+rm -f "$raw" "$results" "$out_dir"/*.err "$out_dir"/verify-* "$out_dir"/ttfc-*.out "$out_dir"/fail-*
 echo "section,case,config,round,metric,value,unit" > "$raw"
 exec > >(tee "$out_dir/bench.log") 2>&1
 
@@ -302,6 +344,7 @@ fi
 cluster_parts=
 has_part launch && cluster_parts+=" launch"
 has_part ttfc && cluster_parts+=" ttfc"
+has_part fail && cluster_parts+=" fail"
 why=
 if [ -n "$cluster_parts" ]; then
 	[ "$(id -u)" = 0 ] || why="needs root (slurmd, mknod)"

@@ -18,13 +18,15 @@ import statistics
 import sys
 from collections import OrderedDict
 
-BASELINE = {"launch": "none", "ttfc": "shell-glue"}
+BASELINE = {"launch": "none", "ttfc": "shell-glue", "fail": "rdzv-torch"}
 ORDER = ["none", "none2", "off", "torch", "profile", "bind", "full",
-         "shell-glue", "rdzv-torch", "rdzv-torchrun"]
+         "shell-glue", "rdzv-torch", "rdzv-torchrun", "rdzv-torch-sigkill"]
 TITLE = {
     "launch": "Launch overhead: wall time of one step (srun to exit), plugin configurations "
               "interleaved",
     "ttfc": "Time to first collective: srun start to the last rank's first all-reduce done",
+    "fail": "A failed rank: time from its failure to srun's exit (issue 21; without the "
+            "plugin's kill-on-bad-exit the others wait for PyTorch's 30-minute timeout)",
 }
 
 

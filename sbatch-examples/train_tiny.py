@@ -40,6 +40,9 @@ def parse():
     # Launchers of the torch.distributed.launch family pass the local rank
     # on the command line; with the plugin it is in LOCAL_RANK.
     p.add_argument("--local_rank", "--local-rank", type=int, default=None)
+    # sbatch-examples/10: resume after rdzv-retry reran the step elsewhere.
+    p.add_argument("--resume", default=None, metavar="CKPT",
+                   help="load CKPT when it exists; rank 0 saves it after every step")
     return p.parse_args()
 
 
@@ -66,6 +69,13 @@ def main():
 
     torch.manual_seed(0)  # same initial weights everywhere
     model = torch.nn.Linear(16, 1).to(device)
+    start = 0
+    if args.resume and os.path.exists(args.resume):
+        state = torch.load(args.resume, map_location=device)
+        model.load_state_dict(state["model"])
+        start = state["step"] + 1
+        emit(f"train_tiny: resumed from {args.resume} at step {start} "
+             f"(TORCHELASTIC_RESTART_COUNT={os.environ.get('TORCHELASTIC_RESTART_COUNT')})")
     if args.deepspeed_config:
         import deepspeed
         deepspeed.init_distributed(dist_backend=backend, timeout=timeout)
@@ -79,7 +89,7 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
 
     gen = torch.Generator().manual_seed(1234 + rank)  # different data per rank
-    for step in range(args.steps):
+    for step in range(start, args.steps):
         x = torch.randn(32, 16, generator=gen).to(device)
         y = x.sum(dim=1, keepdim=True)
         if args.deepspeed_config:
@@ -93,6 +103,9 @@ def main():
             opt.step()
         if rank == 0:
             emit(f"train_tiny: step {step} loss {loss.item():.4f} (world {world})")
+            if args.resume:
+                torch.save({"model": model.state_dict(), "step": step}, args.resume + ".tmp")
+                os.replace(args.resume + ".tmp", args.resume)
 
     t = torch.tensor([float(rank + 1)], device=device)
     dist.all_reduce(t)
