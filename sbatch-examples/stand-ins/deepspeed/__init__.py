@@ -1,5 +1,19 @@
 """Stand-in for the deepspeed package (see ../README.md).
 
+Behaviours of the real DeepSpeed 0.19.5 reproduced here (measured, see
+../shared/frameworks/README.md):
+- init_distributed() needs all of RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+  LOCAL_RANK; with one missing it falls back to MPI discovery (here: raises);
+- the engine asserts LOCAL_RANK == OMPI_COMM_WORLD_LOCAL_RANK when the latter
+  is set (a leftover of an mpirun wrapper kills the run): here too;
+- on the CPU accelerator with LOCAL_SIZE == WORLD_SIZE each rank waits,
+  without timeout, for the shared-memory segments of every rank: on a
+  multi-node step those never come (here: raises instead of hanging);
+- its launcher computes LOCAL_RANK as RANK % LOCAL_SIZE (wrong on uneven
+  layouts); this stand-in takes LOCAL_RANK as given, like the engine;
+- python -m deepspeed.launcher.runner and the deepspeed command: see
+  launcher/runner.py.
+
 init_distributed(): as deepspeed/comm/comm.py does, looks for RANK,
 WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (all present: no MPI
 discovery) and calls torch.distributed.init_process_group with env://.
@@ -28,8 +42,27 @@ def _need(names):
                            + " (real DeepSpeed would fall back to MPI discovery and fail)")
 
 
+def _check_ompi_local_rank():
+    ompi = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
+    if ompi is not None and int(ompi) != int(os.environ["LOCAL_RANK"]):
+        raise AssertionError(f"deepspeed stand-in: LOCAL_RANK ({os.environ['LOCAL_RANK']}) "
+                             f"!= OMPI_COMM_WORLD_LOCAL_RANK ({ompi}) (DeepSpeed's engine "
+                             "asserts they are equal)")
+
+
+def _check_shm_world():
+    local, world = int(os.environ.get("LOCAL_SIZE", "0")), dist.get_world_size()
+    nodes = [None] * world
+    dist.all_gather_object(nodes, os.environ.get("SLURMD_NODENAME", socket.gethostname()))
+    if local == world and len(set(nodes)) > 1:
+        raise RuntimeError(f"deepspeed stand-in: LOCAL_SIZE == WORLD_SIZE == {world} on "
+                           f"{len(set(nodes))} nodes: DeepSpeed's CPU path would wait without "
+                           "timeout for shared-memory segments of ranks on other nodes")
+
+
 def init_distributed(dist_backend="nccl", timeout=None, init_method=None, **kwargs):
     _need(REQUIRED)
+    _check_ompi_local_rank()
     if not dist.is_initialized():
         kw = {"timeout": timeout} if timeout is not None else {}
         dist.init_process_group(dist_backend, init_method=init_method or "env://", **kw)
@@ -83,6 +116,7 @@ class _Engine:
 
 def initialize(model=None, model_parameters=None, config=None, args=None, **kwargs):
     init_distributed("gloo")
+    _check_shm_world()
     _check_launcher_vars()
     if isinstance(config, str):
         with open(config) as f:

@@ -1,0 +1,1 @@
+"""deepspeed.launcher stand-in: runner.py is the deepspeed command."""
