@@ -446,6 +446,13 @@ int rdzv_remote_user_init(spank_t sp)
  * with the mode's fill (a pure function); the others are printed once, with
  * where they came from and whether the user's own value won. Binding prints
  * its own per-task rows in its verbose mode. */
+/* Values of two tasks' entries; an UNSET entry has none (lightning's
+ * TORCHELASTIC_RUN_ID, issue 22). */
+static int differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
 static void print_table(spank_t sp, const struct rdzv_envset *env, const struct rdzv_envset *late)
 {
 	const struct rdzv_step *st = &rdzv.step;
@@ -482,7 +489,7 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 			const struct rdzv_env_entry *e0 = rdzv_envset_find(rows[0], e->name);
 			const struct rdzv_env_entry *e1 = rdzv_envset_find(rows[st->local_ntasks - 1], e->name);
 
-			if (st->local_ntasks > 1 && e0 && e1 && strcmp(e0->value, e1->value) != 0)
+			if (st->local_ntasks > 1 && e0 && e1 && differs(e0->value, e1->value))
 				fprintf(stderr, " %s=%s", e->name, e->value);
 		}
 		fprintf(stderr, "\n");
@@ -494,7 +501,7 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 		const struct rdzv_env_entry *e0 = rows ? rdzv_envset_find(rows[0], e->name) : NULL;
 		const struct rdzv_env_entry *e1 = rows ? rdzv_envset_find(rows[st->local_ntasks - 1], e->name) : NULL;
 
-		if (st->local_ntasks > 1 && e0 && e1 && strcmp(e0->value, e1->value) != 0
+		if (st->local_ntasks > 1 && e0 && e1 && differs(e0->value, e1->value)
 		    && e->outcome == RDZV_OUT_SET)
 			continue; /* shown in the task rows */
 		if (e->outcome == RDZV_OUT_USER_KEPT)
