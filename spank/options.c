@@ -9,6 +9,8 @@
 #include "plugin.h"
 #include "hooks.h"
 
+#include <stdio.h>
+
 enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE };
 
 static int report(int rc, const char *err)
@@ -39,9 +41,7 @@ static int opt_cb(int val, const char *arg, int remote)
 }
 
 static struct spank_option options[] = {
-	{ "rdzv", "MODE",
-	  RDZV_TAG ": rendezvous variables for each task: off, torch (one task per rank, "
-	  "env://), torchrun (one task per node running torchrun, PET_*)",
+	{ "rdzv", "MODE", NULL /* mode_usage(): every mode of the table */,
 	  1, OPT_MODE, opt_cb },
 	{ "rdzv-port", "PORT",
 	  RDZV_TAG ": rendezvous port (1024-65535) instead of the reserved or derived one",
@@ -58,10 +58,24 @@ static struct spank_option options[] = {
 	SPANK_OPTIONS_TABLE_END
 };
 
+/* --rdzv's help names every mode from the mode table (rdzv_mode_names()), so
+ * that a new mode cannot be missing from srun --help. */
+static char *mode_usage(void)
+{
+	static char usage[512];
+
+	if (!usage[0])
+		snprintf(usage, sizeof(usage), RDZV_TAG ": rendezvous variables for each task: %s "
+		         "(torchrun: one task per node running torchrun, PET_*; the others one task "
+		         "per rank; see rdzv(8))", rdzv_mode_names());
+	return usage;
+}
+
 int rdzv_options_register(spank_t sp)
 {
 	struct spank_option *o;
 
+	options[0].usage = mode_usage(); /* "rdzv" */
 	for (o = options; o->name; o++) {
 		spank_err_t rc = spank_option_register(sp, o);
 

@@ -13,7 +13,10 @@ jobs_before() { scontrol show jobs -o 2>/dev/null | grep -c JobId; }
 n0=$(jobs_before)
 run_to 30 srun -N1 --rdzv=bogus touch "$marker"
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "--rdzv=bogus: srun exits non-zero ($rc)"
-like "$out" "valid modes are off, torch, torchrun" "--rdzv=bogus: the message names the valid modes"
+like "$out" "valid modes are off, torch, torchrun, deepspeed, megatron, jax, lightning" "--rdzv=bogus: the message names the valid modes"
+run_to 30 srun --help
+out=$(printf '%s' "$out" | tr -s ' \n' '  ') # srun wraps the plugins' help at 80 columns
+like "$out" "rendezvous variables for each task: off, torch, torchrun, deepspeed, megatron, jax, lightning" "srun --help names every mode of --rdzv"
 run_to 30 srun -N1 --rdzv=torch --rdzv-port=99999 touch "$marker"
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "--rdzv-port=99999: srun exits non-zero ($rc)"
 like "$out" "1024-65535" "--rdzv-port=99999: the message names the valid range"
