@@ -10,6 +10,11 @@
  *                             nodes' reports (RDZV_STEP_REPORT)
  *   slurmstepd, user_init:    the report address read, the variable removed
  *   slurmstepd, task_exit:    the node's first bad exit sent to srun
+ *   slurmstepd, task_post_fork (torchrun mode): a thread watches the agent's
+ *                             workers; the first that fails is sent to srun
+ *                             and an agent still alive 1 s later is killed
+ *                             (failure.h, RDZV_AGENT_GRACE_MS)
+ *   slurmstepd, exit:         the watcher stopped and joined
  *   srun, exit:               the first report that arrived, one line */
 #include "config.h"
 #include "plugin.h"
@@ -19,6 +24,10 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +46,8 @@ static struct {
 	uint32_t job, step;
 	uint64_t nonce;
 	/* slurmstepd */
-	int armed, sent;
+	int armed, stops_remote;
+	atomic_int sent;
 	struct sockaddr_storage to;
 	socklen_t tolen;
 } fl = { .sock = -1 };
@@ -154,7 +164,8 @@ void rdzv_failure_local_user_init(spank_t sp)
 		                "failures to: a failed rank will not be named");
 	/* srun copied its environment, SLURM_KILL_BAD_EXIT=1 included, into
 	 * the step's before this hook: the flag tells slurmstepd to remove it. */
-	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce, fl.set_by_us, text,
+	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce,
+	                       (fl.set_by_us ? RDZV_REPORT_SET : 0) | (fl.stops ? RDZV_REPORT_STOPS : 0), text,
 	                       sizeof(text)) < 0 || setenv(RDZV_REPORT_VAR, text, 1) != 0) {
 		if (fl.sock >= 0)
 			close(fl.sock);
@@ -206,8 +217,9 @@ void rdzv_failure_user_init(spank_t sp)
 	if (rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce, &set) < 0
 	    || job != rdzv.step.job_id || step != rdzv.step.step_id)
 		return;
-	if (set)
+	if (set & RDZV_REPORT_SET)
 		spank_unsetenv(sp, RDZV_KBE_VAR); /* the plugin's, not the user's */
+	fl.stops_remote = (set & RDZV_REPORT_STOPS) != 0;
 	if (!rdzv.mode || !rdzv.mode->fill || !p
 	    || rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
 		return;
@@ -237,34 +249,274 @@ static uint32_t workers(spank_t sp)
 	return rdzv.step.gpus_on_node > 0 ? (uint32_t)rdzv.step.gpus_on_node : 1;
 }
 
+/* Sends f to srun: the node's first failure only. */
+static void send_failure(struct rdzv_failure *f)
+{
+	char buf[RDZV_HOST_MAX + 128];
+	int s;
+
+	f->job_id = rdzv.step.job_id;
+	f->step_id = rdzv.step.step_id;
+	f->nonce = fl.nonce;
+	snprintf(f->node, sizeof(f->node), "%s", rdzv.nodename[0] ? rdzv.nodename : "?");
+	if (rdzv_failure_encode(f, buf, sizeof(buf)) < 0)
+		return;
+	s = socket(fl.to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	if (sendto(s, buf, strlen(buf), 0, (struct sockaddr *)&fl.to, fl.tolen) < 0)
+		slurm_verbose(RDZV_TAG ": cannot report rank %u's exit to srun: %s", f->rank,
+		              strerror(errno));
+	close(s);
+}
+
 void rdzv_failure_task_exit(spank_t sp)
 {
 	struct rdzv_failure f;
-	char buf[RDZV_HOST_MAX + 128];
-	int status = 0, s;
+	int status = 0;
 
-	if (!fl.armed || fl.sent
+	if (!fl.armed || atomic_load(&fl.sent)
 	    || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS
 	    || !rdzv_failure_is_bad(status))
 		return;
 	memset(&f, 0, sizeof(f));
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &f.rank) != ESPANK_SUCCESS)
 		return;
-	fl.sent = 1;
-	f.job_id = rdzv.step.job_id;
-	f.step_id = rdzv.step.step_id;
-	f.nonce = fl.nonce;
+	if (atomic_exchange(&fl.sent, 1))
+		return; /* the watcher named a worker first */
 	f.status = status;
 	f.per_node = (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) != 0;
 	f.workers = f.per_node ? workers(sp) : 0;
-	snprintf(f.node, sizeof(f.node), "%s", rdzv.nodename[0] ? rdzv.nodename : "?");
-	if (rdzv_failure_encode(&f, buf, sizeof(buf)) < 0)
+	send_failure(&f);
+}
+
+/* The torchrun watcher (failure.h). Agents: the node's torchrun tasks. */
+#define WATCH_AGENTS 8
+#define WATCH_WORKERS 256
+#define WATCH_TICK_MS 50
+
+struct worker {
+	int pid;
+	int seen_dead; /* its zombie was seen */
+	int has_rank;
+	uint32_t rank;
+};
+
+struct agent {
+	int pid;
+	int done;     /* exited, or the watcher stood down for it */
+	long kill_at; /* ms on the monotonic clock; 0: not due */
+	struct worker w[WATCH_WORKERS];
+	int nw;
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_t th;
+	int started;
+	atomic_int stop;
+	struct agent a[WATCH_AGENTS];
+	int na;
+} wd = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads a /proc file whole (small ones); returns its length or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < len && (n = read(fd, buf + got, len - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	return got;
+}
+
+static int proc_state(int pid, char *state, int *code)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = read_small(path, buf, sizeof(buf));
+	return n > 0 ? rdzv_proc_stat_parse(buf, (size_t)n, state, NULL, code) : -1;
+}
+
+/* The agent's children, over all its threads. */
+static int agent_children(int pid, int *pids, int max)
+{
+	char path[96], buf[4096];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0, k;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(dir = opendir(path)))
+		return -1;
+	while ((d = readdir(dir)) && n < max) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", pid, d->d_name);
+		if ((len = read_small(path, buf, sizeof(buf) - 1)) <= 0)
+			continue;
+		if ((k = rdzv_pid_list_parse(buf, (size_t)len, pids + n, max - n)) > 0)
+			n += k;
+	}
+	closedir(dir);
+	return n;
+}
+
+static struct worker *find_worker(struct agent *a, int pid)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		if (a->w[i].pid == pid)
+			return &a->w[i];
+	if (a->nw == WATCH_WORKERS)
+		return NULL;
+	memset(&a->w[a->nw], 0, sizeof(a->w[0]));
+	a->w[a->nw].pid = pid;
+	return &a->w[a->nw++];
+}
+
+static void watch_agent(struct agent *a, long now)
+{
+	int kids[WATCH_WORKERS], nk, i, j, code;
+	char st, path[64], env[65536];
+	struct worker *w;
+	ssize_t n;
+
+	if (proc_state(a->pid, &st, &code) < 0 || st == 'Z' || st == 'X') {
+		a->done = 1;
 		return;
-	s = socket(fl.to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
+	}
+	if (a->kill_at) {
+		if (now >= a->kill_at) {
+			slurm_info(RDZV_TAG ": torchrun (pid %d) is still running after its "
+			           "worker failed (PyTorch 1.x waits 300 s in its exit barrier): "
+			           "killing it to stop the step", a->pid);
+			kill(a->pid, SIGKILL);
+			a->done = 1;
+		}
 		return;
-	if (sendto(s, buf, strlen(buf), 0, (struct sockaddr *)&fl.to, fl.tolen) < 0)
-		slurm_verbose(RDZV_TAG ": cannot report rank %u's exit to srun: %s", f.rank,
-		              strerror(errno));
-	close(s);
+	}
+	if ((nk = agent_children(a->pid, kids, WATCH_WORKERS)) < 0)
+		return;
+	/* A known worker gone before its status was seen: the agent reaps
+	 * faster than this (torchrun 2.x) and names the failure itself. */
+	for (i = 0; i < a->nw; i++) {
+		for (j = 0; j < nk && kids[j] != a->w[i].pid; j++)
+			;
+		if (j == nk && !a->w[i].seen_dead) {
+			a->done = 1;
+			return;
+		}
+	}
+	for (i = 0; i < nk; i++) {
+		if (!(w = find_worker(a, kids[i])) || w->seen_dead)
+			continue;
+		if (proc_state(w->pid, &st, &code) < 0)
+			continue;
+		if (st != 'Z') {
+			if (!w->has_rank) {
+				snprintf(path, sizeof(path), "/proc/%d/environ", w->pid);
+				n = read_small(path, env, sizeof(env));
+				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0)
+					w->has_rank = 1;
+			}
+			continue;
+		}
+		w->seen_dead = 1;
+		if (!rdzv_failure_is_bad(code))
+			continue;
+		if (WIFSIGNALED(code) && WTERMSIG(code) == SIGTERM) {
+			a->done = 1; /* the agent or Slurm is stopping the workers */
+			return;
+		}
+		if (!w->has_rank || atomic_exchange(&fl.sent, 1)) {
+			a->done = 1; /* not ours to name: the agent's exit will be */
+			return;
+		}
+		{
+			struct rdzv_failure f;
+
+			memset(&f, 0, sizeof(f));
+			f.rank = w->rank;
+			f.status = code;
+			send_failure(&f);
+		}
+		a->kill_at = now + RDZV_AGENT_GRACE_MS;
+		return;
+	}
+}
+
+static void *watcher(void *arg)
+{
+	struct timespec tick = { 0, WATCH_TICK_MS * 1000000L };
+	int i, live;
+
+	(void)arg;
+	while (!atomic_load(&wd.stop)) {
+		nanosleep(&tick, NULL);
+		pthread_mutex_lock(&wd.mu);
+		for (i = 0, live = 0; i < wd.na; i++)
+			if (!wd.a[i].done) {
+				watch_agent(&wd.a[i], now_ms());
+				live += !wd.a[i].done;
+			}
+		pthread_mutex_unlock(&wd.mu);
+		(void)live; /* more agents may come: run until the step's exit */
+	}
+	return NULL;
+}
+
+void rdzv_failure_task_post_fork(spank_t sp)
+{
+	char pet[32], **argv = NULL;
+	pid_t pid = 0;
+	int argc = 0;
+	sigset_t all, old;
+
+	if (!fl.armed || !fl.stops_remote || !rdzv.mode
+	    || !(rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE)
+	    || spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0)
+		return;
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS)
+		argc = 0;
+	if (rdzv_torchrun_max_restarts(argc, argv, rdzv_job_getenv(sp, "PET_MAX_RESTARTS", pet,
+	                                                            sizeof(pet)) > 0 ? pet : NULL))
+		return; /* torchrun restarts its workers itself */
+	pthread_mutex_lock(&wd.mu);
+	if (wd.na < WATCH_AGENTS) {
+		memset(&wd.a[wd.na], 0, sizeof(wd.a[0]));
+		wd.a[wd.na++].pid = (int)pid;
+	}
+	if (!wd.started) {
+		/* The thread takes no signals of slurmstepd's. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		wd.started = pthread_create(&wd.th, NULL, watcher, NULL) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_mutex_unlock(&wd.mu);
+}
+
+void rdzv_failure_remote_exit(void)
+{
+	if (!wd.started)
+		return;
+	atomic_store(&wd.stop, 1);
+	pthread_join(wd.th, NULL);
+	wd.started = 0;
 }

@@ -52,6 +52,8 @@ void rdzv_failure_local_user_init(spank_t sp);      /* srun, after options */
 void rdzv_failure_local_exit(void);                 /* srun, at exit */
 void rdzv_failure_user_init(spank_t sp);            /* slurmstepd, after remote.c's */
 void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's exit */
+void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
+void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher joined */
 
 /* remote.c: slurmstepd */
 int rdzv_remote_user_init(spank_t sp);

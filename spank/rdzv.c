@@ -102,6 +102,13 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return spank_remote(sp) ? rdzv_remote_task_init(sp) : 0;
 }
 
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	if (spank_remote(sp))
+		rdzv_failure_task_post_fork(sp);
+	return 0;
+}
+
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_remote(sp))
@@ -111,9 +118,10 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	if (spank_context() == S_CTX_REMOTE)
+	if (spank_context() == S_CTX_REMOTE) {
+		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
-	else if (spank_context() == S_CTX_LOCAL)
+	} else if (spank_context() == S_CTX_LOCAL)
 		rdzv_failure_local_exit();
 	return 0;
 }

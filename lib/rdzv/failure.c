@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,7 +192,7 @@ int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, si
 int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, int set,
                        char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64 ":%d", job, step, port, nonce, set ? 1 : 0);
+	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64 ":%d", job, step, port, nonce, set & 3);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -205,7 +206,7 @@ int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *po
 
 	if (!s || strlen(s) > 64
 	    || sscanf(s, "%u.%u:%u:%16" SCNx64 ":%d%n", &j, &st, &p, &nc, &k, &used) != 5
-	    || s[used] != '\0' || p > 65535 || (k != 0 && k != 1))
+	    || s[used] != '\0' || p > 65535 || k < 0 || k > 3)
 		return -1;
 	*job = j;
 	*step = st;
@@ -222,4 +223,133 @@ uint32_t rdzv_restart_count(const char *s)
 	if (!s || rdzv_parse_u64(s, 0, UINT32_MAX, &v) < 0)
 		return 0;
 	return (uint32_t)v;
+}
+
+int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code)
+{
+	char text[2048];
+	const char *p;
+	int field, pp = 0, code = 0;
+	long v;
+	char *end;
+
+	if (!buf || n == 0 || n >= sizeof(text) || memchr(buf, '\0', n))
+		return -1;
+	memcpy(text, buf, n);
+	text[n] = '\0';
+	/* "PID (COMM) S PPID ...": COMM may hold spaces and ')', so the
+	 * fields start after the last ')'. */
+	p = strrchr(text, ')');
+	if (!p || !strchr(text, '(') || p[1] != ' ' || !isalpha((unsigned char)p[2])
+	    || (p[3] != ' ' && p[3] != '\0'))
+		return -1;
+	*state = p[2];
+	p += 3;
+	/* Every field after the state is a number; some are 64-bit unsigned
+	 * (rsslim), so only the two read are converted. */
+	for (field = 4; *p == ' '; field++) {
+		const char *tok = ++p;
+
+		if (*p == '-')
+			p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p != ' ' && *p != '\n' && *p != '\0')
+			return -1;
+		if (field == 4 || field == 52) {
+			errno = 0;
+			v = strtol(tok, &end, 10);
+			if (errno || end != p || v < INT32_MIN || v > INT32_MAX)
+				return -1;
+			if (field == 4)
+				pp = (int)v;
+			else
+				code = (int)v;
+		}
+	}
+	if (field <= 4 || (*p != '\0' && (*p != '\n' || p[1] != '\0')))
+		return -1;
+	if (ppid)
+		*ppid = pp;
+	*exit_code = field > 52 ? code : 0; /* older kernels: no field 52 */
+	return 0;
+}
+
+int rdzv_environ_rank(const char *buf, size_t n, uint32_t *rank)
+{
+	size_t i = 0, len;
+	uint64_t v;
+
+	if (!buf)
+		return -1;
+	while (i < n) {
+		const char *e = buf + i, *z = memchr(e, '\0', n - i);
+
+		len = z ? (size_t)(z - e) : n - i;
+		if (len > 5 && memcmp(e, "RANK=", 5) == 0) {
+			if (rdzv_parse_u64n(e + 5, len - 5, 0, UINT32_MAX, &v) < 0)
+				return -1;
+			*rank = (uint32_t)v;
+			return 0;
+		}
+		i += len + 1;
+	}
+	return -1;
+}
+
+int rdzv_pid_list_parse(const char *buf, size_t n, int *pids, int max)
+{
+	size_t i = 0;
+	int count = 0;
+
+	if (!buf)
+		return -1;
+	while (i < n) {
+		uint64_t v = 0;
+		size_t start;
+
+		if (buf[i] == ' ' || buf[i] == '\n') {
+			i++;
+			continue;
+		}
+		start = i;
+		while (i < n && buf[i] >= '0' && buf[i] <= '9')
+			i++;
+		if (i == start || i - start > 10 || (i < n && buf[i] != ' ' && buf[i] != '\n')
+		    || rdzv_parse_u64n(buf + start, i - start, 1, INT32_MAX, &v) < 0)
+			return -1;
+		if (count < max)
+			pids[count++] = (int)v;
+	}
+	return count;
+}
+
+static unsigned restarts_value(const char *v)
+{
+	uint64_t r;
+
+	if (!v)
+		return 1;
+	return rdzv_parse_u64(v, 0, UINT32_MAX, &r) < 0 ? 1 : (unsigned)r;
+}
+
+unsigned rdzv_torchrun_max_restarts(int argc, char *const *argv, const char *pet)
+{
+	static const char *const names[] = { "--max-restarts", "--max_restarts" };
+	int i;
+	size_t k, len;
+
+	for (i = 0; argv && i < argc && argv[i]; i++)
+		for (k = 0; k < 2; k++) {
+			len = strlen(names[k]);
+			if (strncmp(argv[i], names[k], len) != 0)
+				continue;
+			if (argv[i][len] == '=')
+				return restarts_value(argv[i] + len + 1);
+			if (argv[i][len] == '\0')
+				return restarts_value(i + 1 < argc ? argv[i + 1] : NULL);
+		}
+	return pet && *pet ? restarts_value(pet) : 0;
 }

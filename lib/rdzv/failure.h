@@ -95,14 +95,45 @@ int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f);
  * on) leaves the "; the step was stopped" out. */
 int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, size_t len);
 
-/* RDZV_STEP_REPORT's value: "JOB.STEP:PORT:NONCE:SET" (NONCE in hex; PORT
- * 0 when srun has no socket; SET 1 when srun's plugin exported
- * SLURM_KILL_BAD_EXIT, which srun copied into the step's environment before
- * the plugin could take it back: slurmstepd removes it from the tasks'). */
+/* RDZV_STEP_REPORT's value: "JOB.STEP:PORT:NONCE:FLAGS" (NONCE in hex; PORT
+ * 0 when srun has no socket; FLAGS 0-3: RDZV_REPORT_SET when srun's plugin
+ * exported SLURM_KILL_BAD_EXIT, which srun copied into the step's
+ * environment before the plugin could take it back: slurmstepd removes it
+ * from the tasks'; RDZV_REPORT_STOPS when kill-on-bad-exit is known to be on,
+ * so slurmstepd may stop a torchrun agent whose worker failed). */
+#define RDZV_REPORT_SET 1
+#define RDZV_REPORT_STOPS 2
 int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, int set,
                        char *buf, size_t len);
 int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
                       uint64_t *nonce, int *set);
+
+/* torchrun mode: a worker that fails is torchrun's child, not a task, and
+ * PyTorch 1.x's agent then waits in its exit barrier for the other nodes'
+ * agents for 300 s (exit_barrier_timeout, not settable from torchrun) before
+ * it exits: nothing stops the step meanwhile. PyTorch 2.x's agent exits at
+ * once (monitor_interval 0.1 s). So slurmstepd watches each torchrun task's
+ * children (spank/failure.c): the first worker seen dead with a bad status
+ * is reported as the step's failure, under its own RANK, and the agent is
+ * killed if it is still alive RDZV_AGENT_GRACE_MS later; Slurm's
+ * kill-on-bad-exit then stops the step. The watcher stands down for an agent
+ * that reaped a worker before it saw the worker's status, or whose worker
+ * died of SIGTERM (the agent, or Slurm, is stopping them: torchrun 2.x
+ * names the failure itself), and never runs with torchrun's own restarts. */
+#define RDZV_AGENT_GRACE_MS 1000
+
+/* /proc/PID/stat: the state letter, the parent and exit_code (field 52,
+ * Linux 3.5+: the wait(2) status of a zombie). 0, or -1 when malformed. */
+int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code);
+/* RANK=N in a '\0'-separated environment block (/proc/PID/environ). 0 found. */
+int rdzv_environ_rank(const char *buf, size_t n, uint32_t *rank);
+/* The pids of /proc/PID/task/TID/children ("12 13 "): how many were stored
+ * in pids (at most max), or -1 when the text is not a list of pids. */
+int rdzv_pid_list_parse(const char *buf, size_t n, int *pids, int max);
+/* torchrun's restarts: --max-restarts/--max_restarts on its command line
+ * (=N or N next), else PET_MAX_RESTARTS (pet, or NULL); 0 when none; a value
+ * that is not a number counts as 1 (the watcher stands down). */
+unsigned rdzv_torchrun_max_restarts(int argc, char *const *argv, const char *pet);
 
 /* TORCHELASTIC_RESTART_COUNT from SLURM_RESTART_COUNT (a requeued batch
  * job's count; NULL or bad: 0). */

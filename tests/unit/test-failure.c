@@ -158,7 +158,7 @@ static void test_report(void)
 	uint16_t p;
 	uint64_t n;
 	const char *bad[] = { "", "1.0", "1.0:5000:ab", "1.0:70000:ab:1", "1.0:5000:zz:1",
-	                      "1.0:5000:ab:2", "1.0:5000:ab:1:x", "x.0:5000:ab:0", NULL };
+	                      "1.0:5000:ab:4", "1.0:5000:ab:-1", "1.0:5000:ab:1:x", "x.0:5000:ab:0", NULL };
 	int i, k;
 
 	for (i = 0; bad[i]; i++)
