@@ -29,6 +29,10 @@ for mode in torch deepspeed megatron jax; do
 	step 150 srun -N2 -n4 --rdzv=$mode sh -c "$(prog 120)"
 	stopped "srun --rdzv=$mode"
 done
+# lightning refuses -n4 without --ntasks-per-node before launch (as Lightning would)
+new_stamp
+step 150 srun -N2 --ntasks-per-node=2 --rdzv=lightning sh -c "$(prog 120)"
+stopped "srun --rdzv=lightning"
 
 new_stamp
 step 150 srun -N2 -n4 --rdzv=off sh -c "$(prog 3)"
