@@ -18,7 +18,7 @@ step 5 "$retry" -- python3 x.py
 is "$rc" 2 "rdzv-retry without srun: a usage error (exit 2)"
 
 new_stamp
-step 300 salloc -N3 "$retry" -n 2 -- srun -N2 --ntasks-per-node=2 --rdzv=torch $PY "$FAIL_APP" node-once 0 "$stamp" n2
+step 300 salloc -N3 --ntasks-per-node=2 "$retry" -n 2 -- srun -N2 --ntasks-per-node=2 --rdzv=torch -n4 $PY "$FAIL_APP" node-once 0 "$stamp" n2
 is "$rc" 0 "3 nodes allocated, 2 used, n2's ranks fail once: rdzv-retry exits 0"
 like "$out" "rdzv-retry: excluding n2: rank [23] \(node n2\) exited with status 1; the step was stopped" \
 	"... it says which node it excluded and why"
@@ -28,7 +28,8 @@ is "$(printf '%s\n' "$out" | grep -E '^rank [0-9] on n[0-9] restart=1' | awk '{p
 	"... on n1 and the spare n3, with TORCHELASTIC_RESTART_COUNT=1"
 
 new_stamp
-step 300 salloc -N2 "$retry" -n 1 -- srun -N2 --ntasks-per-node=2 --rdzv=torch $PY "$FAIL_APP" exit1-before-init 3 "$stamp"
-ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "no spare node: the rerun fails too and rdzv-retry gives up (exit $rc)"
-like "$out" "no retries left" "... saying so"
+step 300 salloc -N2 --ntasks-per-node=2 "$retry" -n 1 -- srun -N2 --ntasks-per-node=2 --rdzv=torch -n4 $PY "$FAIL_APP" exit1-before-init 3 "$stamp"
+ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "no spare node: rdzv-retry gives up with srun's status (exit $rc)"
+like "$out" "rdzv-retry: no spare node: without n2 the allocation has 1 node\\(s\\) and the step asks for 2; giving up" "... saying so, before a rerun srun would refuse"
+unlike "$out" "attempt 2 of" "... and runs no second attempt"
 done_testing
