@@ -179,12 +179,49 @@ static void test_restart(void)
 	is_int(rdzv_restart_count("-1"), 0, "a negative SLURM_RESTART_COUNT: 0");
 }
 
+static void test_watcher_texts(void)
+{
+	const char *zombie = "1234 (python3 -u) x) Z 1200 1234 1200 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 "
+	                     "500 1000000 100 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 1 0 0 0 0 "
+	                     "0 0 0 0 0 0 0 0 0 256\n";
+	const char env[] = "PATH=/bin\0LOCAL_RANK=1\0RANK=3\0WORLD_SIZE=4";
+	char a0[] = "torchrun", a1[] = "--max-restarts=3", a2[] = "train.py", a3[] = "--max_restarts",
+	     a4[] = "0", a5[] = "python3";
+	char *argv1[] = { a0, a1, a2, NULL };
+	char *argv2[] = { a0, a3, a4, a2, NULL };
+	char *argv3[] = { a5, a2, a2, NULL };
+	char st = 0;
+	int ppid = 0, code = -1, pids[2];
+	uint32_t rank = 0;
+
+	ok(rdzv_proc_stat_parse(zombie, strlen(zombie), &st, &ppid, &code) == 0 && st == 'Z'
+	   && ppid == 1200 && code == 256, "a zombie's stat: state Z, parent, exit_code 256 (a comm with ') ')");
+	ok(rdzv_proc_stat_parse("1 (a) S 0 1 1\n", 14, &st, &ppid, &code) == 0 && st == 'S' && code == 0,
+	   "a short stat (an old kernel without exit_code): 0");
+	ok(rdzv_proc_stat_parse("1 (a) S x", 9, &st, &ppid, &code) == -1
+	   && rdzv_proc_stat_parse("1 a S 1", 7, &st, &ppid, &code) == -1,
+	   "a stat with a field that is not a number, or no (comm), is refused");
+	ok(rdzv_environ_rank(env, sizeof(env) - 1, &rank) == 0 && rank == 3,
+	   "RANK= in an environ block, not LOCAL_RANK=");
+	ok(rdzv_environ_rank("RANK=x", 6, &rank) == -1 && rdzv_environ_rank("XRANK=1", 7, &rank) == -1,
+	   "a bad or missing RANK");
+	is_int(rdzv_pid_list_parse("12 13 14 ", 9, pids, 2), 2, "children: at most max pids stored");
+	ok(pids[0] == 12 && pids[1] == 13, "... in order");
+	is_int(rdzv_pid_list_parse("12 x", 4, pids, 2), -1, "children: not a list of pids");
+	is_int(rdzv_pid_list_parse("", 0, pids, 2), 0, "children: none");
+	is_int((int)rdzv_torchrun_max_restarts(3, argv1, NULL), 3, "--max-restarts=3");
+	is_int((int)rdzv_torchrun_max_restarts(4, argv2, "2"), 0, "--max_restarts 0 wins over PET_MAX_RESTARTS");
+	is_int((int)rdzv_torchrun_max_restarts(3, argv3, "2"), 2, "PET_MAX_RESTARTS=2");
+	is_int((int)rdzv_torchrun_max_restarts(3, argv3, NULL), 0, "no restarts");
+}
+
 int main(void)
 {
 	test_scan();
 	test_decide();
 	test_datagram();
 	test_report();
+	test_watcher_texts();
 	test_restart();
 	return done_testing();
 }
