@@ -203,7 +203,7 @@ fail_run() {
 	rdzv-torch-sigkill)
 		timeout -k 5 240 srun -N2 -n4 --rdzv=torch $PY "$app" kill-after-init 3 "$stamp" ;;
 	rdzv-torchrun)
-		timeout -k 5 240 srun -N2 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun \
+		timeout -k 5 240 srun -N2 -n2 --ntasks-per-node=1 --gpus-per-node=2 --rdzv=torchrun \
 			$PY "$shim" "$app" exit1-before-init 3 "$stamp" ;;
 	esac > "$out_dir/fail-$c-$r.out" 2>&1
 	rc=$?

@@ -376,6 +376,22 @@ static int agent_children(int pid, int *pids, int max)
 	return n;
 }
 
+/* NAME=... (name with its '=') among the entries of an environ block. */
+static int env_has(const char *env, size_t n, const char *name)
+{
+	size_t len = strlen(name), i = 0;
+
+	while (i < n) {
+		const char *z = memchr(env + i, '\0', n - i);
+		size_t e = z ? (size_t)(z - (env + i)) : n - i;
+
+		if (e >= len && memcmp(env + i, name, len) == 0)
+			return 1;
+		i += e + 1;
+	}
+	return 0;
+}
+
 static struct worker *find_worker(struct agent *a, int pid)
 {
 	int i;
@@ -432,7 +448,10 @@ static void watch_agent(struct agent *a, long now)
 			if (!w->has_rank) {
 				snprintf(path, sizeof(path), "/proc/%d/environ", w->pid);
 				n = read_small(path, env, sizeof(env));
-				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0)
+				/* A torchrun worker: the agent set RANK and
+				 * TORCHELASTIC_RUN_ID (not a wrapper's grep). */
+				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0
+				    && env_has(env, (size_t)n, "TORCHELASTIC_RUN_ID="))
 					w->has_rank = 1;
 			}
 			continue;
@@ -444,8 +463,10 @@ static void watch_agent(struct agent *a, long now)
 			a->done = 1; /* the agent or Slurm is stopping the workers */
 			return;
 		}
-		if (!w->has_rank || atomic_exchange(&fl.sent, 1)) {
-			a->done = 1; /* not ours to name: the agent's exit will be */
+		if (!w->has_rank)
+			continue; /* not a worker seen alive: not ours to name */
+		if (atomic_exchange(&fl.sent, 1)) {
+			a->done = 1; /* named already: the agent's exit was */
 			return;
 		}
 		{
