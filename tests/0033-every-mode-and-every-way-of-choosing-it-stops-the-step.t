@@ -44,9 +44,13 @@ step 150 env RDZV_MODE=torch srun -N2 -n4 sh -c "$(prog 120)"
 stopped "RDZV_MODE=torch"
 
 new_stamp
-printf '#!/bin/sh\n#SBATCH -N2 -n4\n#SBATCH --rdzv=torch\nsrun sh -c %q\n' "$(prog 120)" > job.sh
+# The step's end is when the batch script's srun returns (written by the
+# script): sbatch --wait polls the job's state at intervals of its own
+# (41 s seen under load on 24.11), which is not the step's time.
+printf '#!/bin/bash\n#SBATCH -N2 -n4\n#SBATCH --rdzv=torch\nsrun sh -c %q\nrc=$?\necho $EPOCHREALTIME > %q\nexit $rc\n' "$(prog 120)" "$stamp.end" > job.sh
 step 150 sbatch --wait -o job.out job.sh
 out=$(cat job.out 2>/dev/null)
+[ -s "$stamp.end" ] && t_end=$(cat "$stamp.end")
 stopped "#SBATCH --rdzv=torch"
 
 new_stamp
