@@ -299,11 +299,13 @@ struct worker {
 	int pid;
 	int seen_dead; /* its zombie was seen */
 	int has_rank;
+	int alive_ticks; /* seen alive without a worker's environment */
 	uint32_t rank;
 };
 
 struct agent {
 	int pid;
+	uint32_t node_rank, workers; /* the task's global id, PET_NPROC_PER_NODE */
 	int done;     /* exited, or the watcher stood down for it */
 	long kill_at; /* ms on the monotonic clock; 0: not due */
 	struct worker w[WATCH_WORKERS];
@@ -453,6 +455,8 @@ static void watch_agent(struct agent *a, long now)
 				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0
 				    && env_has(env, (size_t)n, "TORCHELASTIC_RUN_ID="))
 					w->has_rank = 1;
+				else
+					w->alive_ticks++;
 			}
 			continue;
 		}
@@ -463,8 +467,12 @@ static void watch_agent(struct agent *a, long now)
 			a->done = 1; /* the agent or Slurm is stopping the workers */
 			return;
 		}
-		if (!w->has_rank)
-			continue; /* not a worker seen alive: not ours to name */
+		/* Seen alive on two ticks without a worker's environment: not
+		 * torchrun's worker (a wrapper's grep). A worker that died
+		 * before its environment was read (a fast exit) still counts,
+		 * named by the node's rank. */
+		if (!w->has_rank && w->alive_ticks >= 2)
+			continue;
 		if (atomic_exchange(&fl.sent, 1)) {
 			a->done = 1; /* named already: the agent's exit was */
 			return;
@@ -473,7 +481,9 @@ static void watch_agent(struct agent *a, long now)
 			struct rdzv_failure f;
 
 			memset(&f, 0, sizeof(f));
-			f.rank = w->rank;
+			f.rank = w->has_rank ? w->rank : a->node_rank;
+			f.per_node = !w->has_rank;
+			f.workers = w->has_rank ? 0 : a->workers;
 			f.status = code;
 			send_failure(&f);
 		}
@@ -505,6 +515,7 @@ static void *watcher(void *arg)
 void rdzv_failure_task_post_fork(spank_t sp)
 {
 	char pet[32], **argv = NULL;
+	uint32_t node_rank = 0;
 	pid_t pid = 0;
 	int argc = 0;
 	sigset_t all, old;
@@ -518,9 +529,13 @@ void rdzv_failure_task_post_fork(spank_t sp)
 	if (rdzv_torchrun_max_restarts(argc, argv, rdzv_job_getenv(sp, "PET_MAX_RESTARTS", pet,
 	                                                            sizeof(pet)) > 0 ? pet : NULL))
 		return; /* torchrun restarts its workers itself */
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &node_rank) != ESPANK_SUCCESS)
+		node_rank = 0;
 	pthread_mutex_lock(&wd.mu);
 	if (wd.na < WATCH_AGENTS) {
 		memset(&wd.a[wd.na], 0, sizeof(wd.a[0]));
+		wd.a[wd.na].node_rank = node_rank;
+		wd.a[wd.na].workers = workers(sp);
 		wd.a[wd.na++].pid = (int)pid;
 	}
 	if (!wd.started) {
