@@ -175,7 +175,7 @@ void rdzv_failure_local_user_init(spank_t sp)
 
 void rdzv_failure_local_exit(void)
 {
-	char buf[RDZV_HOST_MAX + 128], line[RDZV_HOST_MAX + 256];
+	char buf[RDZV_FAILURE_DGRAM_MAX], line[RDZV_FAILURE_DGRAM_MAX + 128];
 	struct rdzv_failure f;
 	ssize_t n;
 
@@ -252,7 +252,7 @@ static uint32_t workers(spank_t sp)
 /* Sends f to srun: the node's first failure only. */
 static void send_failure(struct rdzv_failure *f)
 {
-	char buf[RDZV_HOST_MAX + 128];
+	char buf[RDZV_FAILURE_DGRAM_MAX];
 	int s;
 
 	f->job_id = rdzv.step.job_id;
@@ -285,6 +285,10 @@ void rdzv_failure_task_exit(spank_t sp)
 	if (atomic_exchange(&fl.sent, 1))
 		return; /* the watcher named a worker first */
 	f.status = status;
+	/* The node's user_init error: task_init ended the task with it before
+	 * its program ran (remote.c), and its stderr may not reach srun. */
+	if (rdzv.error[0])
+		rdzv_failure_set_reason(&f, rdzv.error);
 	f.per_node = (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) != 0;
 	f.workers = f.per_node ? workers(sp) : 0;
 	send_failure(&f);

@@ -27,6 +27,7 @@ step 120 srun -N2 -n4 --rdzv=torch $PY "$FAIL_APP" kill-after-init 3 "$stamp"
 took=$(since "$stamp")
 ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "rank 3 killed by SIGKILL after init: srun fails (exit $rc)"
 within 10 "$took"; ok $? "... and the step ends ${took}s after the kill (the others were to sleep 600 s)"
+[ -s "$stamp" ] || diag "$(printf "%s\n" "$out" | tail -n 15)"
 is "$(rdzv_lines)" "rdzv: rank 3 (node n2) was killed by signal 9 (Killed); the step was stopped" \
 	"... one line names rank 3 on n2 and the signal, not the ranks the step's stop killed"
 unlike "$out" "slept through" "... no survivor ran on"

@@ -114,11 +114,33 @@ int rdzv_failure_is_bad(int status)
 	return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
 }
 
+void rdzv_failure_set_reason(struct rdzv_failure *f, const char *text)
+{
+	size_t i;
+
+	for (i = 0; text && text[i] && i + 1 < sizeof(f->reason); i++)
+		f->reason[i] = (text[i] >= 0x20 && text[i] < 0x7f) ? text[i] : ' ';
+	f->reason[i] = '\0';
+}
+
+static int reason_ok(const char *r, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n >= RDZV_FAILURE_REASON_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (r[i] < 0x20 || r[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
 int rdzv_failure_encode(const struct rdzv_failure *f, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "RDZVF1 %u.%u %016" PRIx64 " %u %d %d %u %s", f->job_id,
+	int n = snprintf(buf, len, "RDZVF1 %u.%u %016" PRIx64 " %u %d %d %u %s%s%s", f->job_id,
 	                 f->step_id, f->nonce, f->rank, f->status, f->per_node ? 1 : 0,
-	                 f->workers, f->node[0] ? f->node : "?");
+	                 f->workers, f->node[0] ? f->node : "?", f->reason[0] ? "\n" : "",
+	                 f->reason);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
@@ -141,19 +163,37 @@ int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f)
 	unsigned job, step, rank, workers;
 	int status, per_node, used = 0;
 	uint64_t nonce;
+	const char *nl;
 
 	memset(f, 0, sizeof(*f));
-	if (!buf || n == 0 || n >= sizeof(text) || memchr(buf, '\0', n))
+	if (!buf || n == 0 || memchr(buf, '\0', n))
 		return -1;
+	if ((nl = memchr(buf, '\n', n))) { /* the reason, after the header */
+		size_t rn = n - (size_t)(nl + 1 - buf);
+
+		if (!reason_ok(nl + 1, rn))
+			return -1;
+		memcpy(f->reason, nl + 1, rn);
+		f->reason[rn] = '\0';
+		n = (size_t)(nl - buf);
+	}
+	if (n == 0 || n >= sizeof(text)) {
+		memset(f, 0, sizeof(*f));
+		return -1;
+	}
 	memcpy(text, buf, n);
 	text[n] = '\0';
-	if (strncmp(text, "RDZVF1 ", 7) != 0)
+	if (strncmp(text, "RDZVF1 ", 7) != 0) {
+		memset(f, 0, sizeof(*f));
 		return -1;
+	}
 	/* %255s: RDZV_HOST_MAX is 256 (hostlist.h). */
 	if (sscanf(text + 7, "%u.%u %16" SCNx64 " %u %d %d %u %255s%n%c", &job, &step, &nonce,
 	           &rank, &status, &per_node, &workers, node, &used, &tail) != 8
-	    || (size_t)used + 7 != n || (per_node != 0 && per_node != 1) || !host_ok(node))
+	    || (size_t)used + 7 != n || (per_node != 0 && per_node != 1) || !host_ok(node)) {
+		memset(f, 0, sizeof(*f));
 		return -1;
+	}
 	f->job_id = job;
 	f->step_id = step;
 	f->nonce = nonce;
@@ -185,7 +225,9 @@ int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, si
 		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(f->status));
 	else
 		snprintf(how, sizeof(how), "ended with wait status %d", f->status);
-	n = snprintf(buf, len, "rdzv: %s %s%s", who, how, stopped ? "; the step was stopped" : "");
+	n = snprintf(buf, len, "rdzv: %s %s%s%s%s", who, how,
+	             f->reason[0] ? " before its program ran: " : "", f->reason,
+	             stopped ? "; the step was stopped" : "");
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 

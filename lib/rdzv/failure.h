@@ -68,6 +68,9 @@ enum rdzv_kbe_action rdzv_kbe_decide(const struct rdzv_kbe_in *in, const struct 
  * or -K/-K1. slurm.conf's KillOnBadExit is not known here. */
 int rdzv_kbe_effective(int arg_kbe, const char *kbe_env);
 
+/* The longest reason a datagram carries (longer ones are cut). */
+#define RDZV_FAILURE_REASON_MAX 512
+
 /* One failed task, as a node saw it. */
 struct rdzv_failure {
 	uint32_t job_id, step_id;
@@ -77,12 +80,24 @@ struct rdzv_failure {
 	int per_node;         /* 1: the task is a launcher per node (torchrun) */
 	uint32_t workers;     /* per_node: workers it started (0 unknown) */
 	char node[RDZV_HOST_MAX];
+	/* Why the plugin ended the task before its program ran (the node's
+	 * user_init error), "" otherwise: under kill-on-bad-exit srun may
+	 * stop the step before the tasks' own stderr reaches it, so the
+	 * reason travels with the report. Printable ASCII only. */
+	char reason[RDZV_FAILURE_REASON_MAX];
 };
+
+/* Copy text into f->reason, cut to fit, each byte outside printable ASCII
+ * (a newline, a control character) replaced by a space. */
+void rdzv_failure_set_reason(struct rdzv_failure *f, const char *text);
 
 /* Whether a wait status is a bad exit (non-zero, or a signal). */
 int rdzv_failure_is_bad(int status);
 
-/* The datagram: "RDZVF1 JOB.STEP NONCE RANK STATUS PERNODE WORKERS NODE". */
+/* The datagram: "RDZVF1 JOB.STEP NONCE RANK STATUS PERNODE WORKERS NODE",
+ * then "\nREASON" when f->reason is set. The largest is under
+ * RDZV_FAILURE_DGRAM_MAX bytes. */
+#define RDZV_FAILURE_DGRAM_MAX (RDZV_HOST_MAX + 128 + RDZV_FAILURE_REASON_MAX)
 int rdzv_failure_encode(const struct rdzv_failure *f, char *buf, size_t len);
 /* Strict: every field, a host of valid characters. 0 or -1. */
 int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f);
@@ -91,6 +106,7 @@ int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f);
  *   rdzv: rank 3 (node n2) exited with status 1; the step was stopped
  *   rdzv: rank 0 (node n1) was killed by signal 9 (Killed); ...
  *   rdzv: node rank 1 (node n2: torchrun, 2 workers) exited with status 1; ...
+ *   rdzv: rank 1 (node n2) exited with status 1 before its program ran: REASON; ...
  * stopped: 1 the step was stopped; 0 (kill-on-bad-exit not known to be
  * on) leaves the "; the step was stopped" out. */
 int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, size_t len);

@@ -146,6 +146,47 @@ static void test_datagram(void)
 	rdzv_failure_format(&f, 0, line, sizeof(line));
 	is_str(line, "rdzv: node rank 1 (node n2: torchrun, 2 workers) exited with status 1",
 	       "torchrun's agent, kill-on-bad-exit not known to be on");
+	/* The reason a node's task ended before its program ran. */
+	{
+		static const char *bad_reason[] = {
+			"RDZVF1 1.0 00000000000000ab 3 256 0 0 n2\n",
+			"RDZVF1 1.0 00000000000000ab 3 256 0 0 n2\nbad\ttab",
+			"RDZVF1 1.0 00000000000000ab 3 256 0 0 n2\ntwo\nlines",
+			"RDZVF1 1.0 00000000000000ab 3 256 0 0 n2 x\nok", NULL };
+		char big[RDZV_FAILURE_DGRAM_MAX + 64], dgram[RDZV_FAILURE_DGRAM_MAX];
+		char longline[RDZV_FAILURE_DGRAM_MAX + 128];
+
+		for (i = 0; bad_reason[i]; i++)
+			ok(rdzv_failure_decode(bad_reason[i], strlen(bad_reason[i]), &g) == -1
+			   && g.node[0] == '\0', "datagram with a bad reason refused whole (%d)", i);
+		memset(&f, 0, sizeof(f));
+		f.job_id = 4;
+		f.rank = 1;
+		f.status = 1 << 8;
+		snprintf(f.node, sizeof(f.node), "n2");
+		rdzv_failure_set_reason(&f, "MASTER_ADDR=10.9.9.9 (exported)\nis not n1");
+		is_str(f.reason, "MASTER_ADDR=10.9.9.9 (exported) is not n1",
+		       "set_reason turns a newline into a space");
+		ok(rdzv_failure_encode(&f, dgram, sizeof(dgram)) == 0
+		   && rdzv_failure_decode(dgram, strlen(dgram), &g) == 0
+		   && strcmp(g.reason, f.reason) == 0 && g.rank == 1,
+		   "the reason survives encode and decode");
+		rdzv_failure_format(&g, 1, longline, sizeof(longline));
+		is_str(longline, "rdzv: rank 1 (node n2) exited with status 1 before its program "
+		       "ran: MASTER_ADDR=10.9.9.9 (exported) is not n1; the step was stopped",
+		       "the line carries the reason");
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		rdzv_failure_set_reason(&f, big);
+		ok(strlen(f.reason) == RDZV_FAILURE_REASON_MAX - 1, "a long reason is cut to fit");
+		ok(rdzv_failure_encode(&f, dgram, sizeof(dgram)) == 0
+		   && rdzv_failure_decode(dgram, strlen(dgram), &g) == 0
+		   && strlen(g.reason) == RDZV_FAILURE_REASON_MAX - 1,
+		   "the longest reason fits RDZV_FAILURE_DGRAM_MAX and decodes");
+		snprintf(longline, sizeof(longline), "RDZVF1 1.0 00000000000000ab 3 256 0 0 n2\n%s", big);
+		ok(rdzv_failure_decode(longline, strlen(longline), &g) == -1,
+		   "a reason longer than RDZV_FAILURE_REASON_MAX is refused");
+	}
 	ok(rdzv_failure_is_bad(0) == 0 && rdzv_failure_is_bad(1 << 8) == 1
 	   && rdzv_failure_is_bad(SIGKILL) == 1 && rdzv_failure_is_bad(SIGTERM) == 1,
 	   "bad exits: non-zero status or a signal; 0 is not one");
