@@ -90,7 +90,8 @@ scancel "$jid" 2>/dev/null
 cd "$tmp" || exit 1
 new_stamp
 prog='if [ "$SLURM_PROCID" = 3 ]; then date +%s.%N > '"$stamp"'; exit 1; fi; sleep 120; echo "task $SLURM_PROCID survived"'
-step 150 srun -N2 --ntasks-per-node=2 --rdzv=lightning sh -c "$prog"
+# -w: rank 3 is on n2 whichever nodes a previous job still holds.
+step 150 srun -N2 -w n1,n2 --ntasks-per-node=2 --rdzv=lightning sh -c "$prog"
 took=$(since "$stamp")
 ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ]; echo $?)" "--rdzv=lightning, rank 3 exits 1: the step fails (exit $rc)"
 within 10 "$took"; ok $? "... ${took}s after rank 3's exit (the others were to sleep 120 s)"

@@ -40,7 +40,15 @@ cd "$work" || exit 1
 run_to 60 srun -N1 -n1 sh -c "test -e $hidden/node-marker && echo SEEN || echo UNSEEN"
 is "$out" UNSEEN "the job's /dev/shm is its own (the node's $hidden is not visible in the job)"
 
-run_to 60 srun -N2 -n4 --rdzv=torch sh -c 'echo R $RANK $WORLD_SIZE $MASTER_ADDR $SLURMD_NODENAME'
+# A step that printed nothing at all, not even the plugin's words, is the
+# test root's job_container/tmpfs failing to make the job's namespace (as on
+# 24.11, above; seen once on the sid root): shown, then tried again, twice
+# at most. Any task line or plugin message is judged as it is.
+for try in 1 2 3; do
+	run_to 60 srun -N2 -n4 --rdzv=torch sh -c 'echo R $RANK $WORLD_SIZE $MASTER_ADDR $SLURMD_NODENAME'
+	case $out in *"R "* | *rdzv:*) break ;; esac
+	diag "try $try: the step gave no task output (exit $rc): $(printf '%s' "$out" | tail -n 5 | tr '\n' ' ')"
+done
 is "$(printf '%s\n' "$out" | awk '$1 == "R" { print $2, $3 }' | sort | tr '\n' ' ')" "0 4 1 4 2 4 3 4 " \
 	"contain_spank: user_init in the job namespace still gives every task its rank"
 rank0=$(printf '%s\n' "$out" | awk '$1 == "R" && $2 == 0 { print $5 }')
