@@ -360,7 +360,7 @@ static int scale_task(void *ctx, char *err, size_t errlen)
 		goto fail;
 	st.job_id = 4242;
 	st.nnodes = nodes;
-	st.node_id = nodes - 1;
+	st.node_id = st.node_rank = nodes - 1;
 	st.ntasks = (uint32_t)tasks;
 	st.local_ntasks = local;
 	st.gpus_on_node = -1;
@@ -829,7 +829,7 @@ static int cmd_task(const char *topology, const char *profiles, const char *prof
 	memset(&base, 0, sizeof(base));
 	c.st.job_id = 4242;
 	c.st.nnodes = 3;
-	c.st.node_id = 1;
+	c.st.node_id = c.st.node_rank = 1;
 	c.st.ntasks = 12;
 	c.st.local_ntasks = 4;
 	c.st.port = 29517;

@@ -6,13 +6,17 @@
 #include "hooks.h"
 #include "container_hooks.h" /* containers (issue 17) */
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <slurm/slurm.h>
+
 #include "hostlist.h"
 #include "launcher.h" /* issue 22 */
 #include "master.h"
+#include "nodeorder.h"
 #include "port.h"
 #include "util.h"
 
@@ -172,6 +176,58 @@ static int in_step(const char *host)
 	return rdzv_hostlist_has(list, host, NULL, 0);
 }
 
+/* The step's real layout, asked of slurmctld once per step (the step exists
+ * by local_user_init: srun created it before calling the hook; Slurm's
+ * src/srun/srun.c, _launch_one_app -> pre_launch_srun_job). Only Slurm's
+ * answer says which node runs task 0 and in which order the nodes hold the
+ * ranks: Slurm 26.05 lays tasks in topology order (topology/tree,
+ * topology/block) while the node list and SLURM_NODEID stay in name order,
+ * and nothing in any node's environment names task 0's node. libslurm is
+ * srun's own (libslurmfull, loaded before the plugin); the plugin does not
+ * link it, so the two calls are looked up at run time. Returns 0 with host
+ * and *order (to free) set, or -1 with the reason. */
+static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t hostlen,
+                        char **order, char *err, size_t errlen)
+{
+	__typeof__(slurm_job_step_layout_get) *get;
+	__typeof__(slurm_job_step_layout_free) *put;
+	slurm_step_layout_t *lay;
+	slurm_step_id_t id;
+	uint32_t master = 0;
+	char *buf;
+	int rc;
+
+	*order = NULL;
+	*(void **)&get = dlsym(RTLD_DEFAULT, "slurm_job_step_layout_get");
+	*(void **)&put = dlsym(RTLD_DEFAULT, "slurm_job_step_layout_free");
+	if (!get || !put)
+		return rdzv_err(err, errlen, "srun's libslurm has no slurm_job_step_layout_get");
+	memset(&id, 0, sizeof(id));
+	id.job_id = job_id;
+	id.step_id = step_id;
+	id.step_het_comp = NO_VAL;
+	if (!(lay = get(&id)))
+		return rdzv_err(err, errlen, "slurmctld gave no layout for step %u.%u", job_id,
+		                step_id);
+	if (!(buf = malloc(RDZV_ORDER_MAX + 1))) {
+		put(lay);
+		return rdzv_err(err, errlen, "out of memory");
+	}
+	rc = rdzv_order_from_layout(lay->node_cnt, lay->task_cnt, lay->tasks, lay->tids, &master,
+	                            buf, RDZV_ORDER_MAX + 1, err, errlen);
+	if (rc == 0 && (!lay->node_list
+	                || rdzv_hostlist_nth(lay->node_list, master, host, hostlen, err, errlen) < 0))
+		rc = rdzv_err(err, errlen, "the step layout's node list does not name node %u",
+		              master);
+	put(lay);
+	if (rc < 0) {
+		free(buf);
+		return -1;
+	}
+	*order = buf;
+	return 0;
+}
+
 /* Decide the step's port, and under -m arbitrary rank 0's host, once, here,
  * and hand them to the nodes (master.h: the step plan). The nodes only check
  * them: nodes whose ip_local_port_range differ would otherwise derive
@@ -181,13 +237,26 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	struct rdzv_plan plan;
 	struct rdzv_port_range eph, *ephp = NULL;
 	const char *dist = getenv("SLURM_DISTRIBUTION"), *list = getenv("SLURM_NODELIST");
-	char err[RDZV_ERRLEN], text[RDZV_HOST_MAX + 64];
+	char err[RDZV_ERRLEN], why[RDZV_ERRLEN], *text = NULL, *order = NULL;
+	size_t textlen = RDZV_HOST_MAX + 64 + RDZV_ORDER_MAX;
 
 	memset(&plan, 0, sizeof(plan));
 	if (spank_get_item(sp, S_JOB_ID, &plan.job_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &plan.step_id) != ESPANK_SUCCESS)
 		return 0; /* the nodes decide alone, as without srun's plugin */
-	if (dist && strncmp(dist, "arbitrary", 9) == 0) {
+	/* Rank 0's node and the node order from the step's layout: one look-up
+	 * per step, here only, never from the nodes. Without it (a refused
+	 * look-up), what srun's own command line says, as before 26.05. */
+	if (layout_order(plan.job_id, plan.step_id, plan.host, sizeof(plan.host), &order, why,
+	                 sizeof(why)) == 0) {
+		plan.order_known = 1;
+		plan.order = order;
+	} else {
+		plan.host[0] = '\0';
+		slurm_verbose(RDZV_TAG ": no step layout (%s): rank 0's node from srun's command "
+		              "line and the node list", why);
+	}
+	if (!plan.order_known && dist && strncmp(dist, "arbitrary", 9) == 0) {
 		if (arbitrary_first_host(plan.host, sizeof(plan.host), err, sizeof(err)) < 0)
 			goto fail;
 		if (in_step(plan.host) == 0) {
@@ -196,10 +265,10 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 			goto fail;
 		}
 	}
-	/* Otherwise the host stays empty: srun sees the allocation's node list
-	 * here (SLURM_NODELIST), not the step's, and SPANK gives srun no item
-	 * with it; the nodes take node 0 of SLURM_STEP_NODELIST, the same
-	 * string on every node (tests/0028, a step on part of an allocation). */
+	/* Otherwise (no layout) the host stays empty: srun sees the allocation's
+	 * node list here (SLURM_NODELIST), not the step's, and SPANK gives srun
+	 * no item with it; the nodes take node 0 of SLURM_STEP_NODELIST, the
+	 * same string on every node, and the node running task 0 checks it. */
 	if (rdzv.opts.port) {
 		plan.port = rdzv.opts.port;
 		plan.port_from_option = 1;
@@ -210,7 +279,7 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 		                     &plan.port, err, sizeof(err)) < 0)
 			goto fail;
 	}
-	if (rdzv_plan_format(&plan, text, sizeof(text)) < 0) {
+	if (!(text = malloc(textlen)) || rdzv_plan_format(&plan, text, textlen) < 0) {
 		rdzv_err(err, sizeof(err), "rank 0's host name is too long");
 		goto fail;
 	}
@@ -221,8 +290,12 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 		rdzv_err(err, sizeof(err), "cannot set %s", RDZV_STEP_PLAN_VAR);
 		goto fail;
 	}
+	free(text);
+	free(order);
 	return 0;
 fail:
+	free(text);
+	free(order);
 	slurm_error(RDZV_TAG ": --rdzv=%s: %s", mode->name, err);
 	return -1;
 }

@@ -23,6 +23,7 @@ struct rdzv_plugin {
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
 	char port_source[96];
+	char order_source[160]; /* where rank 0's node and the node order came from */
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 

@@ -27,6 +27,7 @@
 
 #include "hostlist.h"
 #include "master.h"
+#include "nodeorder.h"
 #include "port.h"
 #include "util.h"
 
@@ -165,23 +166,44 @@ static int check_step(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
  * for this step that does not parse). The variable is removed from the
  * tasks' environment: a step started from inside a task must not see it. */
 static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *plan,
-                     char *err, size_t errlen)
+                     char **text, char *err, size_t errlen)
 {
-	char text[RDZV_HOST_MAX + 64];
 	struct rdzv_plan p;
-	int rc = rdzv_job_getenv(sp, RDZV_STEP_PLAN_VAR, text, sizeof(text));
+	char *t = NULL;
+	int rc = rdzv_job_getenv_dup(sp, RDZV_STEP_PLAN_VAR, &t);
 
-	if (rc == 0)
+	*text = NULL;
+	if (rc == 0 && !t)
 		return 0;
 	spank_unsetenv(sp, RDZV_STEP_PLAN_VAR);
-	if (rc < 0)
+	if (rc < 0 || !t || strlen(t) > RDZV_ORDER_MAX + RDZV_HOST_MAX + 64) {
+		free(t);
 		return rdzv_err(err, errlen, "%s is unreadable or too long", RDZV_STEP_PLAN_VAR);
-	if (rdzv_plan_parse(text, &p, err, errlen) < 0)
+	}
+	if (rdzv_plan_parse(t, &p, err, errlen) < 0) {
+		free(t);
 		return -1;
-	if (p.job_id != st->job_id || p.step_id != st->step_id)
+	}
+	if (p.job_id != st->job_id || p.step_id != st->step_id) {
+		free(t);
 		return 0;
-	*plan = p;
+	}
+	*plan = p; /* p.order points into t, kept by the caller */
+	*text = t;
 	return 1;
+}
+
+/* Whether this node runs global task 0 (Slurm's own answer, per task: the
+ * node's tasks only, so it costs nothing that grows with the step). */
+static int runs_task0(spank_t sp, const struct rdzv_step *st)
+{
+	uint32_t lid, gid;
+
+	for (lid = 0; lid < st->local_ntasks; lid++)
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, lid, &gid) == ESPANK_SUCCESS
+		    && gid == 0)
+			return 1;
+	return 0;
 }
 
 /* MASTER_ADDR/MASTER_PORT (or the mode's equivalents) the user exported are
@@ -235,6 +257,7 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	enum rdzv_port_source src;
 	struct rdzv_plan plan;
 	const char *src_name = "?";
+	char *plantext = NULL;
 	int rv = -1, rc, from_resv = 0;
 
 	/* A step across the components of a heterogeneous job is run by one
@@ -262,14 +285,35 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		dist[0] = '\0';
 	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
 		resv[0] = '\0';
-	rc = read_plan(sp, st, &plan, err, errlen);
+	rc = read_plan(sp, st, &plan, &plantext, err, errlen);
 	if (rc < 0)
 		goto fail;
-	if (rc > 0) {
+	st->node_rank = st->node_id;
+	if (rc > 0 && plan.order_known) {
+		/* srun read the step's layout from slurmctld (local.c): rank 0's
+		 * node and the node order are Slurm's own, whatever the
+		 * distribution or topology order. */
+		if (!plan.host[0]) {
+			rdzv_err(err, errlen, "srun's %s has a node order but no node for rank 0",
+			         RDZV_STEP_PLAN_VAR);
+			goto fail;
+		}
+		if (rdzv_order_position(plan.order, st->nnodes, st->node_id, &st->node_rank, err,
+		                        errlen) < 0)
+			goto fail;
+		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
+		         plan.order[0] ? "the step layout, asked of slurmctld by srun (node order "
+		                         "differs from the node list)"
+		                       : "the step layout, asked of slurmctld by srun");
+	} else if (rc > 0) {
 		/* srun decided (local.c); this node checks. Under block, cyclic
 		 * and plane rank 0 runs on node 0 of the step, read here from
 		 * SLURM_STEP_NODELIST (the same on every node; srun does not see
 		 * it and leaves the host empty). An arbitrary layout is srun's. */
+		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
+		         strncmp(dist, "arbitrary", 9) == 0
+		             ? "srun's -m arbitrary node list; node order of SLURM_STEP_NODELIST"
+		             : "node 0 and the order of SLURM_STEP_NODELIST (srun had no layout)");
 		if (strncmp(dist, "arbitrary", 9) == 0 && !plan.host[0]) {
 			rdzv_err(err, errlen, "-m arbitrary, but srun's %s names no host for rank 0",
 			         RDZV_STEP_PLAN_VAR);
@@ -288,6 +332,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 				goto fail;
 			}
 		}
+	}
+	if (rc > 0) {
 		snprintf(st->master_host, sizeof(st->master_host), "%s", plan.host);
 		if (plan.port_from_option) {
 			st->port = plan.port;
@@ -302,8 +348,11 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 			src_name = "job/step id, by srun";
 		}
 	} else {
+		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
+		         "node 0 and the order of SLURM_STEP_NODELIST (no plan from srun)");
 		/* No plan for this step: srun ran without the plugin (a submit
-		 * host without this plugstack line). Each node decides alone,
+		 * host without this plugstack line, or srun --async, whose steps
+		 * run no srun-side hook). Each node decides alone,
 		 * which agrees except under -m arbitrary -w and for nodes with
 		 * different ip_local_port_range files. */
 		if (strncmp(dist, "arbitrary", 9) == 0
@@ -322,6 +371,19 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		from_resv = src == RDZV_PORT_FROM_RESV;
 	}
 	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
+	/* The node that runs task 0 knows it: if the step's rank 0 was placed
+	 * elsewhere (a node order guessed from the node list, where Slurm 26.05
+	 * lays tasks in topology order), every rank would wait at a node where
+	 * nothing listens. Refuse the step instead, saying why. */
+	if (runs_task0(sp, st) && strcmp(st->master_host, rdzv.nodename) != 0) {
+		rdzv_err(err, errlen, "task 0 runs on this node (%s), but rank 0's node was taken "
+		         "to be %s (from %s): Slurm laid the step's tasks in another order than "
+		         "its node list (26.05's topology order) and srun could not read the "
+		         "step's layout; run the step with srun itself (not srun --async) from "
+		         "a host whose plugstack.conf loads the plugin",
+		         rdzv.nodename[0] ? rdzv.nodename : "?", st->master_host, rdzv.order_source);
+		goto fail;
+	}
 	/* A reserved port inside the node's ephemeral range may be held by any
 	 * program's outgoing connection, and rank 0 then cannot bind it: say so
 	 * where the port is reported (--rdzv-verbose), naming the range. Only
@@ -349,6 +411,7 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	}
 	rv = 0;
 fail:
+	free(plantext);
 	free(hosttext);
 	return rv;
 }
@@ -466,6 +529,8 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 	        "rank 0 on %s (MASTER_ADDR %s), port %u from %s\n", node, st->node_id, st->nnodes,
 	        st->job_id, st->step_id, rdzv.mode ? rdzv.mode->name : "off", st->local_ntasks,
 	        st->master_host, st->master_addr, st->port, rdzv.port_source);
+	fprintf(stderr, RDZV_TAG ": %s:   node %u in rank order (SLURM_NODEID %u); rank 0's node "
+	        "and the order from %s\n", node, st->node_rank, st->node_id, rdzv.order_source);
 	if (rdzv.mode && rdzv.mode->fill && (rows = calloc(st->local_ntasks, sizeof(*rows)))) {
 		for (lid = 0; lid < st->local_ntasks; lid++) {
 			struct rdzv_task t = { .rank = 0, .local_rank = lid, .visible_gpus = -1 };

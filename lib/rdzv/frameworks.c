@@ -22,7 +22,7 @@ int rdzv_fill_lightning(const struct rdzv_step *s, const struct rdzv_task *t,
 	if (ID("RANK", "%u", t->rank) < 0
 	    || ID("LOCAL_RANK", "%u", t->local_rank) < 0
 	    || ID("WORLD_SIZE", "%u", s->ntasks) < 0
-	    || ID("NODE_RANK", "%u", s->node_id) < 0
+	    || ID("NODE_RANK", "%u", s->node_rank) < 0
 	    || AT("MASTER_ADDR", "%s", s->master_addr) < 0
 	    || AT("MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_add(env, "TORCHELASTIC_RUN_ID", NULL, RDZV_SET_UNSET, ORIGIN, err,

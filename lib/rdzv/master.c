@@ -1,6 +1,7 @@
 #include "config.h"
 #include "master.h"
 #include "hostlist.h"
+#include "nodeorder.h"
 #include "port.h"
 #include "util.h"
 
@@ -125,21 +126,23 @@ static int host_valid(const char *h)
 
 int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%u.%u:%u:%s:%s", p->job_id, p->step_id, p->port,
-	                 p->port_from_option ? "option" : "derived", p->host);
+	int n = snprintf(buf, len, "%u.%u:%u:%s:%s%s%s", p->job_id, p->step_id, p->port,
+	                 p->port_from_option ? "option" : "derived", p->host,
+	                 p->order_known ? ":L" : "", p->order_known && p->order ? p->order : "");
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen)
 {
-	const char *dot, *c1, *c2, *c3;
+	const char *dot, *c1, *c2, *c3, *c4, *o;
 	uint64_t job, step, port;
+	size_t hostlen;
 
 	memset(p, 0, sizeof(*p));
 	if (!s || !(dot = strchr(s, '.')) || !(c1 = strchr(dot, ':')) || !(c2 = strchr(c1 + 1, ':'))
 	    || !(c3 = strchr(c2 + 1, ':')))
-		return rdzv_err(err, errlen, "%s '%.64s': expected JOB.STEP:PORT:SOURCE:HOST",
+		return rdzv_err(err, errlen, "%s '%.64s': expected JOB.STEP:PORT:SOURCE:HOST[:ORDER]",
 		                RDZV_STEP_PLAN_VAR, s ? s : "");
 	if (rdzv_parse_u64n(s, (size_t)(dot - s), 0, UINT32_MAX, &job) < 0
 	    || rdzv_parse_u64n(dot + 1, (size_t)(c1 - dot - 1), 0, UINT32_MAX, &step) < 0)
@@ -150,9 +153,27 @@ int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen
 		p->port_from_option = 1;
 	else if (!((size_t)(c3 - c2 - 1) == 7 && strncmp(c2 + 1, "derived", 7) == 0))
 		return rdzv_err(err, errlen, "%s '%.64s': unknown port source", RDZV_STEP_PLAN_VAR, s);
-	if (strlen(c3 + 1) >= sizeof(p->host) || (c3[1] && !host_valid(c3 + 1)))
+	c4 = strchr(c3 + 1, ':');
+	hostlen = c4 ? (size_t)(c4 - c3 - 1) : strlen(c3 + 1);
+	if (hostlen >= sizeof(p->host))
 		return rdzv_err(err, errlen, "%s '%.64s': bad host", RDZV_STEP_PLAN_VAR, s);
-	strcpy(p->host, c3 + 1);
+	memcpy(p->host, c3 + 1, hostlen);
+	p->host[hostlen] = '\0';
+	if (p->host[0] && !host_valid(p->host))
+		return rdzv_err(err, errlen, "%s '%.64s': bad host", RDZV_STEP_PLAN_VAR, s);
+	if (c4) {
+		if (c4[1] != 'L')
+			return rdzv_err(err, errlen, "%s '%.64s': bad node order", RDZV_STEP_PLAN_VAR, s);
+		for (o = c4 + 2; *o; o++)
+			if (!((*o >= '0' && *o <= '9') || *o == ',' || *o == '-'))
+				return rdzv_err(err, errlen, "%s '%.64s': bad node order",
+				                RDZV_STEP_PLAN_VAR, s);
+		if (strlen(c4 + 2) > RDZV_ORDER_MAX)
+			return rdzv_err(err, errlen, "%s: node order longer than %d bytes",
+			                RDZV_STEP_PLAN_VAR, RDZV_ORDER_MAX);
+		p->order_known = 1;
+		p->order = c4 + 2;
+	}
 	p->job_id = (uint32_t)job;
 	p->step_id = (uint32_t)step;
 	p->port = (uint16_t)port;

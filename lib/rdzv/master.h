@@ -37,13 +37,16 @@ int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
 
 /* The step plan: what srun (the local context) decided for the step, handed
  * to every node in the step's environment (RDZV_STEP_PLAN_VAR) so that nodes
- * never derive different answers: "JOB.STEP:PORT:SOURCE:HOST", SOURCE being
- * "option" (--rdzv-port) or "derived", HOST empty when srun cannot know it
- * (block, cyclic, plane: srun sees the allocation's node list, not the
- * step's; every node then takes node 0 of SLURM_STEP_NODELIST, the same
- * string on every node). The job and step ids tie the plan to
- * one step: a plan inherited by a step launched from inside another step is
- * not that step's and is ignored. */
+ * never derive different answers: "JOB.STEP:PORT:SOURCE:HOST[:ORDER]",
+ * SOURCE being "option" (--rdzv-port) or "derived", HOST the node running
+ * task 0 (empty when srun could not learn it), ORDER present when srun read
+ * the step's layout from slurmctld: "L" followed by the step's node ids in
+ * rank order (nodeorder.h; "L" alone: the node list order). Without ORDER
+ * every node takes its SLURM_NODEID as its place and node 0 of
+ * SLURM_STEP_NODELIST as rank 0's node (right up to Slurm 25.11, and on 26.05
+ * without a topology plugin), and the node that runs task 0 checks it. The
+ * job and step ids tie the plan to one step: a plan inherited by a step
+ * launched from inside another step is not that step's and is ignored. */
 #define RDZV_STEP_PLAN_VAR "RDZV_STEP_PLAN"
 
 struct rdzv_plan {
@@ -51,6 +54,10 @@ struct rdzv_plan {
 	uint16_t port;
 	int port_from_option;      /* 1: --rdzv-port; 0: derived in srun */
 	char host[RDZV_HOST_MAX];  /* the node of rank 0, as Slurm names it, or "" */
+	int order_known;           /* 1: srun read the step's layout */
+	const char *order;         /* node ids in rank order (nodeorder.h), "" for the
+	                            * list order; points into the parsed text (or the
+	                            * caller's string when formatting); NULL unknown */
 };
 
 /* Write the plan's text into buf. Returns 0, or -1 when it does not fit. */

@@ -63,11 +63,11 @@ int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || ID("LOCAL_RANK", "%u", t->local_rank) < 0
 	    || ID("WORLD_SIZE", "%u", s->ntasks) < 0
 	    || ID("LOCAL_WORLD_SIZE", "%u", s->local_ntasks) < 0
-	    || ID("GROUP_RANK", "%u", s->node_id) < 0
+	    || ID("GROUP_RANK", "%u", s->node_rank) < 0
 	    || ID("GROUP_WORLD_SIZE", "%u", s->nnodes) < 0
 	    || ID("ROLE_RANK", "%u", t->rank) < 0
 	    || ID("ROLE_WORLD_SIZE", "%u", s->ntasks) < 0
-	    || ID("NODE_RANK", "%u", s->node_id) < 0
+	    || ID("NODE_RANK", "%u", s->node_rank) < 0
 	    || ID("TORCHELASTIC_USE_AGENT_STORE", "False") < 0
 	    || rdzv_envset_addf(env, ORIGIN, "ROLE_NAME", err, errlen, "default") < 0
 	    || AT("MASTER_ADDR", "%s", s->master_addr) < 0
@@ -116,7 +116,7 @@ static int fill_deepspeed(const struct rdzv_step *s, const struct rdzv_task *t,
                           struct rdzv_envset *env, char *err, size_t errlen)
 {
 	if (rdzv_fill_torch(s, t, env, err, errlen) < 0
-	    || ID("CROSS_RANK", "%u", s->node_id) < 0
+	    || ID("CROSS_RANK", "%u", s->node_rank) < 0
 	    || ID("CROSS_SIZE", "%u", s->nnodes) < 0
 	    || ID("LOCAL_SIZE", "%u", s->local_ntasks) < 0)
 		return -1;

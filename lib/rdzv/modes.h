@@ -14,7 +14,11 @@ struct rdzv_step {
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t nnodes;        /* nodes in the step */
-	uint32_t node_id;       /* this node's index in the step */
+	uint32_t node_id;       /* this node's index in the step's node list (SLURM_NODEID) */
+	uint32_t node_rank;     /* this node's place in rank order (nodeorder.h): the
+	                         * nodes holding lower ranks come first; GROUP_RANK,
+	                         * NODE_RANK, CROSS_RANK. Equal to node_id up to Slurm
+	                         * 25.11, not under 26.05's topology order */
 	uint32_t ntasks;        /* tasks in the step */
 	uint32_t local_ntasks;  /* tasks on this node */
 	char master_host[RDZV_HOST_MAX]; /* node running rank 0, as Slurm names it */

@@ -16,7 +16,7 @@ static struct rdzv_step step(uint32_t ntasks, uint32_t nnodes, uint32_t node,
 	s.step_id = 3;
 	s.ntasks = ntasks;
 	s.nnodes = nnodes;
-	s.node_id = node;
+	s.node_id = s.node_rank = node;
 	s.local_ntasks = local;
 	s.port = 29511;
 	s.gpus_on_node = -1;

@@ -186,9 +186,9 @@ static void torch_task(const struct rdzv_step *s, uint32_t rank, uint32_t local_
 	is_str(value(set, "ROLE_WORLD_SIZE"), "6", "ROLE_WORLD_SIZE is the step's tasks");
 	snprintf(want, sizeof(want), "%u", s->local_ntasks);
 	is_str(value(set, "LOCAL_WORLD_SIZE"), want, "LOCAL_WORLD_SIZE is this node's tasks");
-	snprintf(want, sizeof(want), "%u", s->node_id);
-	is_str(value(set, "GROUP_RANK"), want, "GROUP_RANK is the node's index");
-	is_str(value(set, "NODE_RANK"), want, "NODE_RANK is the node's index");
+	snprintf(want, sizeof(want), "%u", s->node_rank);
+	is_str(value(set, "GROUP_RANK"), want, "GROUP_RANK is the node's place in rank order");
+	is_str(value(set, "NODE_RANK"), want, "NODE_RANK is the node's place in rank order");
 	is_str(value(set, "GROUP_WORLD_SIZE"), "3", "GROUP_WORLD_SIZE is the step's nodes");
 	is_str(value(set, "ROLE_NAME"), "default", "ROLE_NAME is torchrun's 'default'");
 	is_str(value(set, "MASTER_ADDR"), "n1.cluster", "MASTER_ADDR is the step's master address");
@@ -213,13 +213,19 @@ static void test_torch(void)
 	for (r = 0; r < 6; r++) {
 		char label[64];
 
-		s.node_id = node_of[r];
+		s.node_id = s.node_rank = node_of[r];
 		s.local_ntasks = per_node[s.node_id];
 		snprintf(label, sizeof(label), "3+2+1 layout, rank %u on node %u", r, s.node_id);
 		torch_task(&s, r, local_of[r], label);
 	}
+	/* Slurm 26.05's topology order: node 2 of the node list holds ranks
+	 * 0-2, so it is first in rank order; SLURM_NODEID stays 2. */
+	s.node_id = 2;
+	s.node_rank = 0;
+	s.local_ntasks = 3;
+	torch_task(&s, 0, 0, "topology order: node id 2 holds rank 0, GROUP_RANK 0");
 	s.cpus_per_task = 4;
-	s.node_id = 0;
+	s.node_id = s.node_rank = 0;
 	s.local_ntasks = 3;
 	torch_task(&s, 1, 1, "--cpus-per-task=4, 3 tasks on the node");
 	s.cpus_per_task = 0;

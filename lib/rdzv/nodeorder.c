@@ -1,0 +1,190 @@
+#include "config.h"
+#include "nodeorder.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct first {
+	uint32_t node, first_tid;
+};
+
+static int by_first(const void *a, const void *b)
+{
+	const struct first *x = a, *y = b;
+
+	return x->first_tid < y->first_tid ? -1 : x->first_tid > y->first_tid;
+}
+
+/* Append "a" or "a-b" (with a leading comma unless first) to out. */
+static int put_range(char *out, size_t len, size_t *at, uint32_t a, uint32_t b)
+{
+	int n;
+
+	if (a == b)
+		n = snprintf(out + *at, len - *at, "%s%u", *at ? "," : "", a);
+	else
+		n = snprintf(out + *at, len - *at, "%s%u-%u", *at ? "," : "", a, b);
+	if (n < 0 || (size_t)n >= len - *at)
+		return -1;
+	*at += (size_t)n;
+	return 0;
+}
+
+int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
+                           uint32_t *const *tids, uint32_t *master_node, char *order,
+                           size_t orderlen, char *err, size_t errlen)
+{
+	struct first *f = NULL;
+	unsigned char *seen = NULL;
+	uint32_t i, j, start;
+	uint64_t sum = 0;
+	size_t at = 0;
+	int identity = 1, rv = -1;
+
+	if (!order || orderlen == 0)
+		return rdzv_err(err, errlen, "no room for the node order");
+	order[0] = '\0';
+	if (node_cnt == 0 || task_cnt == 0 || !tasks || !tids)
+		return rdzv_err(err, errlen, "the step layout is empty (%u nodes, %u tasks)",
+		                node_cnt, task_cnt);
+	if (!(f = calloc(node_cnt, sizeof(*f))) || !(seen = calloc((task_cnt + 7) / 8, 1))) {
+		rdzv_err(err, errlen, "out of memory for a layout of %u nodes", node_cnt);
+		goto out;
+	}
+	for (i = 0; i < node_cnt; i++) {
+		if (tasks[i] == 0 || !tids[i]) {
+			rdzv_err(err, errlen, "node %u of the step layout has no task", i);
+			goto out;
+		}
+		sum += tasks[i];
+		f[i].node = i;
+		f[i].first_tid = UINT32_MAX;
+		for (j = 0; j < tasks[i]; j++) {
+			uint32_t t = tids[i][j];
+
+			if (t >= task_cnt || (seen[t / 8] & (1u << (t % 8)))) {
+				rdzv_err(err, errlen, "task id %u on node %u of the step layout is %s",
+				         t, i, t >= task_cnt ? "out of range" : "repeated");
+				goto out;
+			}
+			seen[t / 8] |= (unsigned char)(1u << (t % 8));
+			if (t < f[i].first_tid)
+				f[i].first_tid = t;
+			if (t == 0)
+				*master_node = i;
+		}
+	}
+	if (sum != task_cnt || !(seen[0] & 1u)) {
+		rdzv_err(err, errlen, "the step layout holds %llu task ids for %u tasks%s",
+		         (unsigned long long)sum, task_cnt, seen[0] & 1u ? "" : ", and no task 0");
+		goto out;
+	}
+	qsort(f, node_cnt, sizeof(*f), by_first);
+	for (i = 0; i < node_cnt; i++)
+		if (f[i].node != i)
+			identity = 0;
+	if (!identity) {
+		for (i = 0; i < node_cnt; i = j) {
+			start = f[i].node;
+			for (j = i + 1; j < node_cnt && f[j].node == f[j - 1].node + 1; j++)
+				;
+			if (put_range(order, orderlen, &at, start, f[j - 1].node) < 0) {
+				order[0] = '\0';
+				rdzv_err(err, errlen, "the order of the step's %u nodes does not fit in "
+				         "%zu bytes", node_cnt, orderlen);
+				goto out;
+			}
+		}
+	}
+	rv = 0;
+out:
+	free(seen);
+	free(f);
+	return rv;
+}
+
+/* Read a decimal number of at most 10 digits at *p. */
+static int read_u32(const char **p, uint32_t *v)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	while (**p >= '0' && **p <= '9' && n < 11) {
+		x = x * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+		n++;
+	}
+	if (n == 0 || n > 10 || x > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
+                        uint32_t *position, char *err, size_t errlen)
+{
+	unsigned char *seen = NULL;
+	const char *p = order;
+	uint32_t a, b, v, pos = 0, found = UINT32_MAX;
+	int rv = -1;
+
+	if (!order)
+		return rdzv_err(err, errlen, "no node order");
+	if (nnodes == 0 || node_id >= nnodes)
+		return rdzv_err(err, errlen, "node %u is not one of the step's %u nodes", node_id,
+		                nnodes);
+	if (!*order) {
+		*position = node_id;
+		return 0;
+	}
+	if (!(seen = calloc((nnodes + 7) / 8, 1)))
+		return rdzv_err(err, errlen, "out of memory for %u nodes", nnodes);
+	for (;;) {
+		if (read_u32(&p, &a) < 0)
+			goto bad;
+		b = a;
+		if (*p == '-') {
+			p++;
+			if (read_u32(&p, &b) < 0 || b <= a)
+				goto bad;
+		}
+		if (b >= nnodes) {
+			rdzv_err(err, errlen, "node order '%.64s' names node %u of a %u-node step",
+			         order, b, nnodes);
+			goto out;
+		}
+		for (v = a;; v++) {
+			if (seen[v / 8] & (1u << (v % 8))) {
+				rdzv_err(err, errlen, "node order '%.64s' names node %u twice", order, v);
+				goto out;
+			}
+			seen[v / 8] |= (unsigned char)(1u << (v % 8));
+			if (v == node_id)
+				found = pos;
+			pos++;
+			if (v == b)
+				break;
+		}
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+	if (pos != nnodes) {
+		rdzv_err(err, errlen, "node order '%.64s' names %u of the step's %u nodes", order,
+		         pos, nnodes);
+		goto out;
+	}
+	*position = found;
+	rv = 0;
+	goto out;
+bad:
+	rdzv_err(err, errlen, "node order '%.64s' is malformed (expected ranges like 2-3,0-1)",
+	         order);
+out:
+	free(seen);
+	return rv;
+}

@@ -1,0 +1,39 @@
+/* nodeorder.h: where rank 0 runs and in which order a step's nodes hold the
+ * ranks, from the step's real layout (Slurm's slurm_step_layout_t, asked of
+ * slurmctld once per step by srun).
+ *
+ * Slurm numbers a step's nodes (SLURM_NODEID) in the order of the step's node
+ * list, and until 26.05 laid the tasks in that order too, so node 0 held task
+ * 0. From 26.05 on, with a topology plugin (topology/tree, topology/block),
+ * tasks follow topology order while node ids stay in list order: task 0 can
+ * run on any node, and node ids no longer follow the ranks. The order here is
+ * the one torchrun's ranks follow: node A comes before node B when A's lowest
+ * task id is lower. */
+#ifndef RDZV_NODEORDER_H
+#define RDZV_NODEORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest node-order text handed to the nodes (RDZV_STEP_PLAN). A step whose
+ * order would need more is refused, not truncated. */
+#define RDZV_ORDER_MAX 98304
+
+/* From a layout: node_cnt nodes, tasks[i] task ids in tids[i] (node i in the
+ * step's node list order). Sets *master_node to the node holding task 0 and
+ * writes into order the node ids in rank order as ranges ("2-3,0-1"), or ""
+ * when that is the node list order itself. Refuses a layout where a node has
+ * no task, a task id repeats or is out of range, or task 0 is missing.
+ * O(node_cnt log node_cnt + tasks) time. Returns 0 or -1 with the reason. */
+int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
+                           uint32_t *const *tids, uint32_t *master_node, char *order,
+                           size_t orderlen, char *err, size_t errlen);
+
+/* Position (0-based, in rank order) of node node_id in a step of nnodes nodes,
+ * from an order text of rdzv_order_from_layout ("" is the identity). Checks
+ * that the text is a permutation of 0..nnodes-1 (each id once, in range).
+ * Returns 0 or -1 with the reason. */
+int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
+                        uint32_t *position, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,195 @@
+/* test-nodeorder: rank 0's node and the node order from a step layout
+ * (lib/rdzv/nodeorder.c), and their trip through the step plan. The layouts
+ * are the ones measured under Slurm 26.05.5 (../shared/slurm/README.md):
+ * topology/tree puts task 0 on node3 of node[1-4]; topology/block lays ranks
+ * 0-1 on node1, 2-3 on node3, 4-5 on node2, 6-7 on node4. */
+#include "config.h"
+#include "master.h"
+#include "nodeorder.h"
+#include "tap.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char err[256];
+
+/* Build tids from "per node" arrays terminated by UINT32_MAX. */
+static int from_layout(uint32_t nodes, uint32_t ntasks, uint32_t *const *tids,
+                       uint32_t *master, char *order, size_t len)
+{
+	uint16_t tasks[64];
+	uint32_t i, j;
+
+	for (i = 0; i < nodes; i++) {
+		for (j = 0; tids[i][j] != UINT32_MAX; j++)
+			;
+		tasks[i] = (uint16_t)j;
+	}
+	err[0] = '\0';
+	return rdzv_order_from_layout(nodes, ntasks, tasks, tids, master, order, len, err,
+	                              sizeof(err));
+}
+
+static uint32_t position(const char *order, uint32_t nnodes, uint32_t node)
+{
+	uint32_t pos = 9999;
+
+	if (rdzv_order_position(order, nnodes, node, &pos, err, sizeof(err)) < 0)
+		diag("position: %s", err);
+	return pos;
+}
+
+static void test_measured(void)
+{
+	/* tree: 1 task per node, task 0 on node3 (index 2), 1 on node4, 2 on node1, 3 on node2 */
+	uint32_t t0[] = { 2, UINT32_MAX }, t1[] = { 3, UINT32_MAX }, t2[] = { 0, UINT32_MAX },
+	         t3[] = { 1, UINT32_MAX };
+	uint32_t *tree[] = { t0, t1, t2, t3 };
+	/* block: 2 per node, node1 0-1, node2 4-5, node3 2-3, node4 6-7 */
+	uint32_t b0[] = { 0, 1, UINT32_MAX }, b1[] = { 4, 5, UINT32_MAX }, b2[] = { 2, 3, UINT32_MAX },
+	         b3[] = { 6, 7, UINT32_MAX };
+	uint32_t *block[] = { b0, b1, b2, b3 };
+	/* cyclic, list order: ranks 0,3 / 1,4 / 2,5 */
+	uint32_t c0[] = { 0, 3, UINT32_MAX }, c1[] = { 1, 4, UINT32_MAX }, c2[] = { 2, 5, UINT32_MAX };
+	uint32_t *cyc[] = { c0, c1, c2 };
+	/* -m arbitrary -w n3,n3,n1,n2 on node list n[1-3]: n1 {2}, n2 {3}, n3 {0,1} */
+	uint32_t a0[] = { 2, UINT32_MAX }, a1[] = { 3, UINT32_MAX }, a2[] = { 0, 1, UINT32_MAX };
+	uint32_t *arb[] = { a0, a1, a2 };
+	uint32_t m = 99, i;
+	char order[64];
+	static const uint32_t tree_rank[] = { 2, 3, 0, 1 }, block_rank[] = { 0, 2, 1, 3 },
+	                      arb_rank[] = { 1, 2, 0 };
+
+	ok(from_layout(4, 4, tree, &m, order, sizeof(order)) == 0 && m == 2
+	   && strcmp(order, "2-3,0-1") == 0,
+	   "tree: task 0 on node index 2, order 2-3,0-1 (got %u, '%s')", m, order);
+	for (i = 0; i < 4; i++)
+		ok(position(order, 4, i) == tree_rank[i], "tree: node id %u is node %u in rank order",
+		   i, tree_rank[i]);
+	ok(from_layout(4, 8, block, &m, order, sizeof(order)) == 0 && m == 0
+	   && strcmp(order, "0,2,1,3") == 0,
+	   "block: task 0 on node index 0, order 0,2,1,3 (got %u, '%s')", m, order);
+	for (i = 0; i < 4; i++)
+		ok(position(order, 4, i) == block_rank[i],
+		   "block: node id %u (ranks %u-%u) is node %u in rank order", i, block[i][0],
+		   block[i][1], block_rank[i]);
+	ok(from_layout(3, 6, cyc, &m, order, sizeof(order)) == 0 && m == 0 && order[0] == '\0',
+	   "cyclic in list order: node 0, the identity order is written as ''");
+	ok(position("", 3, 2) == 2, "'' keeps the node id as the position");
+	ok(from_layout(3, 4, arb, &m, order, sizeof(order)) == 0 && m == 2
+	   && strcmp(order, "2,0-1") == 0, "-m arbitrary -w n3,n3,n1,n2: master n3, order 2,0-1");
+	for (i = 0; i < 3; i++)
+		ok(position(order, 3, i) == arb_rank[i], "arbitrary: node id %u is node %u", i,
+		   arb_rank[i]);
+}
+
+static void test_bad_layouts(void)
+{
+	uint32_t d0[] = { 0, 1, UINT32_MAX }, d1[] = { 1, UINT32_MAX }, o1[] = { 7, UINT32_MAX },
+	         n0[] = { 1, UINT32_MAX }, n1[] = { 2, UINT32_MAX };
+	uint32_t *dup[] = { d0, d1 }, *range[] = { d0, o1 }, *no0[] = { n0, n1 };
+	uint32_t m = 77;
+	char order[64];
+	uint16_t zero[] = { 0, 1 };
+
+	ok(from_layout(2, 3, dup, &m, order, sizeof(order)) == -1 && strstr(err, "repeated"),
+	   "a repeated task id is refused (%s)", err);
+	ok(from_layout(2, 3, range, &m, order, sizeof(order)) == -1 && strstr(err, "out of range"),
+	   "an out-of-range task id is refused (%s)", err);
+	ok(from_layout(2, 3, no0, &m, order, sizeof(order)) == -1 && strstr(err, "task"),
+	   "a layout without task 0 is refused (%s)", err);
+	ok(rdzv_order_from_layout(2, 1, zero, dup, &m, order, sizeof(order), err, sizeof(err)) == -1,
+	   "a node without tasks is refused (%s)", err);
+	ok(rdzv_order_from_layout(0, 0, NULL, NULL, &m, order, sizeof(order), err, sizeof(err)) == -1,
+	   "an empty layout is refused");
+}
+
+/* A scrambled order of many nodes does not fit a small buffer: refused, not cut. */
+static void test_large(void)
+{
+	enum { N = 5000 };
+	uint32_t **tids = calloc(N, sizeof(*tids)), *cells = calloc(N, sizeof(*cells)), i, m = 0;
+	uint16_t *tasks = calloc(N, sizeof(*tasks));
+	char *order = malloc(RDZV_ORDER_MAX + 1), small[100];
+	int good = 1;
+
+	for (i = 0; i < N; i++) {
+		/* node i holds rank (i * 7919) % N: a permutation, since 7919 is prime */
+		cells[i] = (uint32_t)(((uint64_t)i * 7919u) % N);
+		tids[i] = &cells[i];
+		tasks[i] = 1;
+	}
+	ok(rdzv_order_from_layout(N, N, tasks, tids, &m, order, RDZV_ORDER_MAX + 1, err,
+	                          sizeof(err)) == 0 && m == 0,
+	   "5000 scrambled nodes fit in the plan's order (%zu bytes)", strlen(order));
+	for (i = 0; i < N && good; i += 97)
+		good = position(order, N, i) == cells[i];
+	ok(good, "each node's place is its rank (sampled)");
+	ok(rdzv_order_from_layout(N, N, tasks, tids, &m, small, sizeof(small), err, sizeof(err)) == -1
+	   && small[0] == '\0', "an order that does not fit is refused, not cut (%s)", err);
+	free(order);
+	free(tasks);
+	free(cells);
+	free(tids);
+}
+
+static void test_bad_orders(void)
+{
+	const char *bad[] = { "0,0", "0-2", "3", "1,", ",1", "a", "2-1", "0--1", "0,1,2",
+	                      "99999999999", "0 1", NULL };
+	uint32_t pos;
+	size_t i;
+
+	for (i = 0; bad[i]; i++) {
+		pos = 4242;
+		err[0] = '\0';
+		ok(rdzv_order_position(bad[i], 2, 0, &pos, err, sizeof(err)) == -1 && err[0]
+		   && pos == 4242, "order '%s' for 2 nodes is refused (%s)", bad[i], err);
+	}
+	ok(rdzv_order_position("1,0", 2, 2, &pos, err, sizeof(err)) == -1,
+	   "a node id outside the step is refused");
+	ok(rdzv_order_position(NULL, 2, 0, &pos, err, sizeof(err)) == -1, "no order is refused");
+}
+
+static void test_plan_order(void)
+{
+	struct rdzv_plan p, q;
+	char buf[256];
+
+	memset(&p, 0, sizeof(p));
+	p.job_id = 200001;
+	p.step_id = 0;
+	p.port = 30000;
+	snprintf(p.host, sizeof(p.host), "node3");
+	p.order_known = 1;
+	p.order = "2-3,0-1";
+	ok(rdzv_plan_format(&p, buf, sizeof(buf)) == 0
+	   && strcmp(buf, "200001.0:30000:derived:node3:L2-3,0-1") == 0, "a plan carries the order (%s)",
+	   buf);
+	ok(rdzv_plan_parse(buf, &q, err, sizeof(err)) == 0 && q.order_known
+	   && strcmp(q.order, "2-3,0-1") == 0 && strcmp(q.host, "node3") == 0,
+	   "and parses back with host and order");
+	p.order = "";
+	ok(rdzv_plan_format(&p, buf, sizeof(buf)) == 0 && rdzv_plan_parse(buf, &q, err, sizeof(err)) == 0
+	   && q.order_known && q.order[0] == '\0', "the list order travels as 'L' (%s)", buf);
+	ok(rdzv_plan_parse("5.0:30000:derived:n1", &q, err, sizeof(err)) == 0 && !q.order_known,
+	   "a plan without an order says the order is unknown");
+	ok(rdzv_plan_parse("5.0:30000:derived:n1:X1", &q, err, sizeof(err)) == -1,
+	   "an order without its 'L' is refused");
+	ok(rdzv_plan_parse("5.0:30000:derived:n1:L1;0", &q, err, sizeof(err)) == -1,
+	   "an order with other characters is refused");
+	ok(rdzv_plan_parse("5.0:30000:derived:n:1:L0", &q, err, sizeof(err)) == -1,
+	   "a host with ':' is refused");
+}
+
+int main(void)
+{
+	test_measured();
+	test_bad_layouts();
+	test_large();
+	test_bad_orders();
+	test_plan_order();
+	return done_testing();
+}
