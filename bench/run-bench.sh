@@ -9,7 +9,7 @@
 #           nodes (1M tasks) from worst-case inputs, time and peak memory;
 #           task_init's per-task work and user_init's per-node work
 #   topo    bench/bench-topo: load + binding table for every real topology
-#           ($RDZV_TOPOLOGIES, default $top_srcdir/../shared/topologies),
+#           ($RDZV_TOPOLOGIES, default $top_srcdir/tests/topo/fixtures),
 #           cold, new process, repeated; per-task row cost; again with
 #           hwloc's libxml2/gl/opencl plugins blacklisted
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
@@ -45,7 +45,7 @@ STATPY=$(command -v python3 || echo $PY)
 cluster=$top_srcdir/tests/cluster/cluster.sh
 shim=$top_srcdir/tests/e2e/torchrun-shim.py
 app=$here/first-collective.py
-topologies=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # The binding configuration's node: 4 A100 + 4 ConnectX-6 (JUWELS Booster),
 # the 4 GPUs each node of the local cluster fakes, and NICs that the
 # h100-ndr profile's NCCL_IB_HCA list names.

@@ -148,7 +148,7 @@ static int topology_path(spank_t sp, const struct rdzv_step *step, char *out, si
 /* hwloc dlopen()s its plugins at the first topology of a process. The
  * libxml2 importer drags in libxml2, ICU and libstdc++ (about 3 of the 4.5 ms
  * a node spends loading an XML topology, doc/performance.md); hwloc's
- * built-in importer reads every file in shared/topologies the same (tests/0040
+ * built-in importer reads every file in tests/topo/fixtures the same (tests/0040
  * passes with it), and gl/opencl are probes we never want in slurmstepd. An
  * admin's own value of the variable wins. */
 static void quiet_hwloc(void)

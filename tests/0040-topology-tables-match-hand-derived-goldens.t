@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every real topology in shared/topologies gives, for whole-node and partial
+# Every real topology in tests/topo/fixtures gives, for whole-node and partial
 # steps, the binding table of tests/topo/NAME.out. The goldens are derived
 # independently of the code under test: tests/topo/derive.py reads the XML
 # with Python's xml.etree (no hwloc, no plugin code) and applies the rules of
@@ -12,8 +12,8 @@
 # from derive.py, never from rdzv-topo (then read the diff).
 . "$top_srcdir/tests/lib/tap.sh"
 
-dir=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
-[ -d "$dir" ] || skip_all "no topology fixtures at $dir (set RDZV_TOPOLOGIES)"
+dir=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$dir" ] || { echo "Bail out! no topology fixtures at $dir: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 ls "$dir"/*.xml >/dev/null 2>&1 || skip_all "no *.xml in $dir"
 command -v python3 >/dev/null 2>&1 || skip_all_missing python3 "python3 not installed (tests/topo/derive.py)"
 helper=$top_builddir/helpers/rdzv-topo

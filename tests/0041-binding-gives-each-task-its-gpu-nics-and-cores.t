@@ -10,8 +10,8 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
-[ -d "$fixtures" ] || skip_all "no topology fixtures at $fixtures (set RDZV_TOPOLOGIES)"
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$fixtures" ] || { echo "Bail out! no topology fixtures at $fixtures: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 derive=$top_srcdir/tests/topo/derive.py
 topo=$(mktemp -d /tmp/rdzv-topo.XXXXXX)
 p4d=aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml

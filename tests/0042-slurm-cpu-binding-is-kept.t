@@ -7,8 +7,8 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
-[ -d "$fixtures" ] || skip_all "no topology fixtures at $fixtures (set RDZV_TOPOLOGIES)"
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$fixtures" ] || { echo "Bail out! no topology fixtures at $fixtures: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 [ "$(nproc)" -ge 2 ] || skip_all "needs 2 CPUs to tell two bindings apart"
 jwb=psmgmt__tests__hwloc__topo.jwb0004.xml
 topo=$(mktemp -d /tmp/rdzv-topo.XXXXXX)

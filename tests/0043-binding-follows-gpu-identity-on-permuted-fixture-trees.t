@@ -10,8 +10,8 @@
 # derivation. Cases: tests/topo/identity/cases.
 . "$top_srcdir/tests/lib/tap.sh"
 
-dir=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
-[ -d "$dir" ] || skip_all "no topology fixtures at $dir (set RDZV_TOPOLOGIES)"
+dir=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$dir" ] || { echo "Bail out! no topology fixtures at $dir: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 PYTHON=$(command -v python3) || skip_all "no python3 for derive.py"
 helper=$top_builddir/helpers/rdzv-topo
 fix=$top_srcdir/tests/topo/identity

@@ -13,8 +13,8 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
-[ -d "$fixtures" ] || skip_all "no topology fixtures at $fixtures (set RDZV_TOPOLOGIES)"
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$fixtures" ] || { echo "Bail out! no topology fixtures at $fixtures: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 command -v lstopo-no-graphics >/dev/null || skip_all "no lstopo-no-graphics (hwloc) for the --no-io export"
 fix=$top_srcdir/tests/topo/identity
 golden=$fix/p4d.out

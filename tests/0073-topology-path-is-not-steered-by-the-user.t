@@ -7,10 +7,10 @@
 # real one only in each task, later; inside a batch script it is the
 # batch host's name). Found by this test, fixed in spank/bind.c (d8bb17e).
 . "$top_srcdir/tests/lib/tap.sh"
-topos=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+topos=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 evil_src=$topos/aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml
 mine_src=$topos/hwloc__tests__hwloc__xml__nvidiaDGX2.xml
-[ -f "$evil_src" ] && [ -f "$mine_src" ] || skip_all "real topologies not found in $topos (set RDZV_TOPOLOGIES)"
+[ -f "$evil_src" ] && [ -f "$mine_src" ] || { echo "Bail out! real topologies not found in $topos: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 . "$top_srcdir/tests/harness/harness.sh"
 
 d=$h_work/site

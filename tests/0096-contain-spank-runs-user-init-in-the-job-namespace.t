@@ -29,9 +29,9 @@ e2e_slurm_at_least 24.05 || skip_all "Slurm $SLURM_VERSION has no contain_spank 
 case ${RDZV_SLURM:-host} in 24.11 | 26.05)
 	skip_all "job_container/tmpfs cannot hold job namespaces reliably inside the Debian test roots (24.11: ns base mount EINVAL; 26.05: steps with no output in CI); contain_spank is not exercised end to end here" ;;
 esac
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 xml=$fixtures/psmgmt__tests__hwloc__topo.jwb0004.xml
-[ -f "$xml" ] || skip_all "no topology fixture $xml (set RDZV_TOPOLOGIES)"
+[ -f "$xml" ] || { echo "Bail out! no topology fixtures at $xml: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 hidden=$(mktemp -d /dev/shm/rdzv-0096.XXXXXX) || exit 1
 work=$(mktemp -d /tmp/rdzv-0096.XXXXXX) || exit 1
 chmod 755 "$hidden"

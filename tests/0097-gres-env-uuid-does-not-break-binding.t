@@ -10,9 +10,9 @@
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
 e2e_slurm_at_least 26.05 || skip_all "Slurm $SLURM_VERSION has no gres Flags=env_uuid (26.05+)"
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 xml=$fixtures/psmgmt__tests__hwloc__topo.jwb0004.xml
-[ -f "$xml" ] || skip_all "no topology fixture $xml (set RDZV_TOPOLOGIES)"
+[ -f "$xml" ] || { echo "Bail out! no topology fixtures at $xml: they belong to the repository (tests/topo/fixtures)"; exit 1; }
 work=$(mktemp -d /tmp/rdzv-0097.XXXXXX) || exit 1
 e2e_start RDZV_GRES_FLAGS=env_uuid RDZV_NODE_GPUS="4 4 4" RDZV_PLUGSTACK_ARGS="topology=$xml"
 trap 'e2e_stop; rm -rf "$work"' EXIT

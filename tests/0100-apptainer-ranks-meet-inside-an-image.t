@@ -110,7 +110,7 @@ unlike "$out" "(WARNING|INFO): " "no Apptainer warning, though the user exported
 
 # Binding: the same step inside and outside the image (the image declares
 # NCCL_IB_HCA=mlx5_0 and UCX_NET_DEVICES=mlx5_0:1).
-fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/../shared/topologies}
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 if [ -d "$fixtures" ]; then
 	topo=$work/topo
 	mkdir -p "$topo"
@@ -141,7 +141,7 @@ if [ -d "$fixtures" ]; then
 		"--cleanenv: binding's NCCL_IB_HCA, UCX_NET_DEVICES, CUDA_DEVICE_ORDER inside are binding's"
 	diag "inside: $(printf '%s\n' "$inside" | head -n 2 | tr '\n' '|')"
 else
-	for i in 1 2 3 4 5 6; do skip "no topology fixtures at $fixtures (set RDZV_TOPOLOGIES): binding inside the image"; done
+	for i in 1 2 3 4 5 6; do ok 1 "topology fixtures at $fixtures (they belong to the repository: tests/topo/fixtures)"; done
 fi
 
 # Slurm's OCI support: srun --container=BUNDLE, oci.conf running crun.

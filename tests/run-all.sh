@@ -16,7 +16,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 bash tests/install-deps.sh || exit 1
-export RDZV_TOPOLOGIES=${RDZV_TOPOLOGIES:-$(cd "$top/../shared/topologies" 2>/dev/null && pwd)}
+export RDZV_TOPOLOGIES=${RDZV_TOPOLOGIES:-$top/tests/topo/fixtures}
 build=${RDZV_BUILD_DIR:-$top/_build-all}
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0

@@ -183,9 +183,9 @@ int main(void)
 	if (env)
 		snprintf(dir, sizeof(dir), "%s", env);
 	else
-		snprintf(dir, sizeof(dir), "%s/../shared/topologies", top ? top : "..");
+		snprintf(dir, sizeof(dir), "%s/tests/topo/fixtures", top ? top : "..");
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		skip_all("no topology fixtures (set RDZV_TOPOLOGIES)");
+		{ printf("Bail out! no topology fixtures at %s: they belong to the repository (tests/topo/fixtures)\n", dir); return 1; }
 	if (!mkdtemp(tmp))
 		skip_all("cannot make a temporary directory");
 	{
