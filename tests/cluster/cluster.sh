@@ -31,6 +31,9 @@
 #                         Slurm version its own, so clusters never meet)
 #   RDZV_SLURM            host|24.11|26.05: tags this cluster's daemons (below)
 #   RDZV_GRES_FLAGS       Flags= of the GPU gres.conf lines (e.g. env_uuid, 26.05+)
+#   RDZV_TOPOLOGY_CONF    the text of a topology.conf (SwitchName= or BlockName=
+#                         lines) written beside slurm.conf; its TopologyPlugin= goes
+#                         in RDZV_SLURM_EXTRA
 #   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
 #                         a private /dev/shm (job_container/tmpfs, named
 #                         namespace/tmpfs from 25.11; BasePath under /run/rdzv-ns) and
@@ -168,6 +171,11 @@ CONF
 		done
 	} > "$dir/gres.conf"
 	[ -n "${RDZV_GRES_CONF:-}" ] && cp "$RDZV_GRES_CONF" "$dir/gres.conf"
+	if [ -n "${RDZV_TOPOLOGY_CONF:-}" ]; then
+		printf '%s\n' "$RDZV_TOPOLOGY_CONF" > "$dir/topology.conf"
+	else
+		rm -f "$dir/topology.conf"
+	fi
 	if [ -n "${RDZV_CGROUP_CONF:-}" ]; then
 		{ echo "# from RDZV_CGROUP_CONF"; cat "$RDZV_CGROUP_CONF"; } > "$dir/cgroup.conf"
 	elif slurm_at_least 24.05; then

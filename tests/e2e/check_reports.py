@@ -12,8 +12,9 @@ exits 0 only when all hold:
     --launcher torchrun: neither torchrun nor the plugin's torchrun mode sets it for
     the workers), GROUP_WORLD_SIZE == the
     number of nodes: the index is the node's place among the nodes the reports come
-    from, in Slurm's node order (names compared with their numbers as numbers: n2 < n10),
-    derived here from where the ranks ran, not from any variable the plugin sets;
+    from, in rank order (the node holding the lowest rank first, as torchrun numbers
+    its nodes; the node list's order up to Slurm 25.11, not under 26.05's topology
+    order), derived here from where the ranks ran, not from any variable the plugin sets;
   - ROLE_RANK == RANK, ROLE_WORLD_SIZE == WORLD_SIZE (torchrun's single role);
   - SLURMD_NODENAME is the node the report names;
   - where collected (train_tiny.py): CROSS_RANK, CROSS_SIZE, LOCAL_SIZE (deepspeed mode)
@@ -32,10 +33,6 @@ import re
 import sys
 from collections import defaultdict
 
-
-def node_key(name):
-    """Slurm's node order for names like n1..n10: numbers compared as numbers."""
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
 
 
 def main(argv):
@@ -81,7 +78,10 @@ def main(argv):
         got = {n: str(len(rs)) for n, rs in by_node.items()}
         if want != got:
             bad.append(f"tasks per node {got}, want {want}")
-    nodes = sorted(by_node, key=node_key)
+    # Rank order, torchrun's: a node comes before another when it holds a
+    # lower rank (Slurm 26.05 lays tasks in topology order, so this need not
+    # be the node list's order; SLURM_NODEID keeps the list's).
+    nodes = sorted(by_node, key=lambda n: min(int(r["env"]["RANK"]) for r in by_node[n]))
     index = {n: i for i, n in enumerate(nodes)}
     for r in reps:
         e, want = r["env"], str(index[r["node"]])
