@@ -52,7 +52,7 @@ case_ "tree, --rdzv=torchrun (the agents' PET_*)" torchrun 4 --master $t0 -- \
 	srun -N4 --ntasks-per-node=1 --rdzv=torchrun $PY "$where"
 case_ "tree, RDZV_MODE=torch" torch 8 --master $t0 -- \
 	env RDZV_MODE=torch srun -N4 --ntasks-per-node=2 $PY "$where"
-case_ "tree, the second step of one allocation" torch 4 --master $t0 -- \
+case_ "tree, the second step of one allocation" torch 4 -- \
 	salloc -N4 --ntasks-per-node=1 bash -c "srun -n4 true && srun -n4 --rdzv=torch $PY $where"
 case_ "tree, -m arbitrary -w n2,n4,n1,n3" torch 4 --meet --master n2 -- \
 	srun -n4 -m arbitrary -w n2,n4,n1,n3 --rdzv=torch $PY "$where" --meet
