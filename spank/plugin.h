@@ -24,6 +24,7 @@ struct rdzv_plugin {
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
 	char port_source[96];
 	char order_source[160]; /* where rank 0's node and the node order came from */
+	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 

@@ -27,6 +27,7 @@
 
 #include "hostlist.h"
 #include "master.h"
+#include "netif.h"
 #include "nodeorder.h"
 #include "port.h"
 #include "util.h"
@@ -257,7 +258,9 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	enum rdzv_port_source src;
 	struct rdzv_plan plan;
 	const char *src_name = "?";
-	char *plantext = NULL;
+	char *plantext = NULL, local[64], why[RDZV_ERRLEN];
+	struct sockaddr_storage master_sa;
+	unsigned master_salen = 0;
 	int rv = -1, rc, from_resv = 0;
 
 	/* A step across the components of a heterogeneous job is run by one
@@ -394,9 +397,23 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	if (from_resv && rdzv.verbose && ephp && st->port >= ephp->lo && st->port <= ephp->hi)
 		snprintf(rdzv.port_source, sizeof(rdzv.port_source),
 		         "%s, inside this node's ephemeral range %u-%u", src_name, ephp->lo, ephp->hi);
-	if (rdzv_master_addr(st->master_host, rdzv.conf.addr_form, st->master_addr,
-	                     sizeof(st->master_addr), err, errlen) < 0)
+	if (rdzv_master_addr_sa(st->master_host, rdzv.conf.addr_form, st->master_addr,
+	                        sizeof(st->master_addr), &master_sa, &master_salen, err, errlen) < 0)
 		goto fail;
+	/* The interface through which this node reaches rank 0's node: one
+	 * routing look-up per node per step (netif.h). Not finding one only
+	 * leaves GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME to the frameworks. */
+	st->ifname[0] = '\0';
+	if (!master_salen)
+		snprintf(rdzv.if_note, sizeof(rdzv.if_note), "no address to route to");
+	else if (rdzv_netif_toward((struct sockaddr *)&master_sa, (socklen_t)master_salen, st->ifname,
+	                           sizeof(st->ifname), local, sizeof(local), why,
+	                           sizeof(why)) < 0) {
+		st->ifname[0] = '\0';
+		snprintf(rdzv.if_note, sizeof(rdzv.if_note), "no interface found: %s", why);
+	} else
+		snprintf(rdzv.if_note, sizeof(rdzv.if_note), "%s (this node's %s), the kernel's "
+		         "route to %s", st->ifname, local, st->master_addr);
 	if (check_user_address(sp, st, err, errlen) < 0)
 		goto fail;
 	st->gpus_on_node = -1;
@@ -531,6 +548,8 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 	        st->master_host, st->master_addr, st->port, rdzv.port_source);
 	fprintf(stderr, RDZV_TAG ": %s:   node %u in rank order (SLURM_NODEID %u); rank 0's node "
 	        "and the order from %s\n", node, st->node_rank, st->node_id, rdzv.order_source);
+	fprintf(stderr, RDZV_TAG ": %s:   interface toward rank 0's node: %s\n", node,
+	        rdzv.if_note[0] ? rdzv.if_note : "not looked up");
 	if (rdzv.mode && rdzv.mode->fill && (rows = calloc(st->local_ntasks, sizeof(*rows)))) {
 		for (lid = 0; lid < st->local_ntasks; lid++) {
 			struct rdzv_task t = { .rank = 0, .local_rank = lid, .visible_gpus = -1 };

@@ -78,6 +78,13 @@ int rdzv_master_host(const char *step_nodelist, const char *distribution,
 int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
                      size_t outlen, char *err, size_t errlen)
 {
+	return rdzv_master_addr_sa(host, form, out, outlen, NULL, NULL, err, errlen);
+}
+
+int rdzv_master_addr_sa(const char *host, enum rdzv_addr_form form, char *out, size_t outlen,
+                        struct sockaddr_storage *sa, unsigned *salen, char *err,
+                        size_t errlen)
+{
 	struct addrinfo hints, *res = NULL;
 	int rc;
 
@@ -92,6 +99,12 @@ int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
 		                "MASTER_ADDR %s (the node of rank 0) does not resolve on this "
 		                "node: %s; ranks here could never reach the rendezvous",
 		                host, gai_strerror(rc));
+	if (sa && salen && res->ai_addrlen <= sizeof(*sa)) {
+		memcpy(sa, res->ai_addr, res->ai_addrlen);
+		*salen = (unsigned)res->ai_addrlen;
+	} else if (salen) {
+		*salen = 0;
+	}
 	if (form == RDZV_ADDR_IP) {
 		const void *a = res->ai_family == AF_INET
 			? (const void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr

@@ -35,6 +35,14 @@ enum rdzv_addr_form {
 int rdzv_master_addr(const char *host, enum rdzv_addr_form form, char *out,
                      size_t outlen, char *err, size_t errlen);
 
+/* The same, also giving the first address host resolves to (what a rank's
+ * connect() tries first) in sa/salen (salen 0 when it does not fit), so that
+ * the route to it is looked up without resolving the name again. */
+struct sockaddr_storage;
+int rdzv_master_addr_sa(const char *host, enum rdzv_addr_form form, char *out, size_t outlen,
+                        struct sockaddr_storage *sa, unsigned *salen, char *err,
+                        size_t errlen);
+
 /* The step plan: what srun (the local context) decided for the step, handed
  * to every node in the step's environment (RDZV_STEP_PLAN_VAR) so that nodes
  * never derive different answers: "JOB.STEP:PORT:SOURCE:HOST[:ORDER]",

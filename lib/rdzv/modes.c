@@ -50,6 +50,17 @@ static int fill_omp(const struct rdzv_step *s, struct rdzv_envset *env, char *er
 	                        s->cpus_per_task > 1 ? s->cpus_per_task : 1);
 }
 
+int rdzv_fill_netif(const struct rdzv_step *s, struct rdzv_envset *env, char *err, size_t errlen)
+{
+	if (!s->ifname[0])
+		return 0;
+	/* Gloo takes interface names; NCCL a prefix unless written "=NAME". */
+	if (rdzv_envset_addf(env, ORIGIN, "GLOO_SOCKET_IFNAME", err, errlen, "%s", s->ifname) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "NCCL_SOCKET_IFNAME", err, errlen, "=%s", s->ifname) < 0)
+		return -1;
+	return 0;
+}
+
 int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
                     struct rdzv_envset *env, char *err, size_t errlen)
 {
@@ -80,7 +91,8 @@ int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
 	    /* torchrun 2.x (local_elastic_agent.py): "1" unless the user set it */
 	    || rdzv_envset_addf(env, ORIGIN, "TORCH_NCCL_ASYNC_ERROR_HANDLING", err, errlen,
 	                        "1") < 0
-	    || fill_omp(s, env, err, errlen) < 0)
+	    || fill_omp(s, env, err, errlen) < 0
+	    || rdzv_fill_netif(s, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -98,7 +110,8 @@ static int fill_torchrun(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || AT("PET_MASTER_ADDR", "%s", s->master_addr) < 0
 	    || AT("PET_MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "PET_RDZV_ID", err, errlen, "slurm-%u.%u",
-	                        s->job_id, s->step_id) < 0)
+	                        s->job_id, s->step_id) < 0
+	    || rdzv_fill_netif(s, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -278,7 +291,8 @@ static int fill_jax(const struct rdzv_step *s, const struct rdzv_task *t,
 	if (AT("JAX_COORDINATOR_ADDRESS", "%s%s%s:%u", v6 ? "[" : "", s->master_addr,
 	       v6 ? "]" : "", s->port) < 0
 	    || ID("JAX_NUM_PROCESSES", "%u", s->ntasks) < 0
-	    || ID("JAX_PROCESS_ID", "%u", t->rank) < 0)
+	    || ID("JAX_PROCESS_ID", "%u", t->rank) < 0
+	    || rdzv_fill_netif(s, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }

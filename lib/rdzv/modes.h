@@ -24,6 +24,7 @@ struct rdzv_step {
 	char master_host[RDZV_HOST_MAX]; /* node running rank 0, as Slurm names it */
 	char master_addr[RDZV_HOST_MAX]; /* what MASTER_ADDR gets */
 	uint16_t port;
+	char ifname[16];        /* the interface toward master_addr (netif.h), or "" */
 	int gpus_on_node;       /* step's GPUs on this node; -1 unknown */
 	int argc;               /* the step's command line (S_JOB_ARGV), copied; */
 	char **argv;            /* NULL-terminated, may be NULL when unknown */
@@ -107,6 +108,11 @@ int rdzv_megatron_connections(const struct rdzv_step *step, char *why, size_t wh
 
 /* The variables every torch-like mode sets (RANK, LOCAL_RANK, ...). Exposed
  * so that other modes (deepspeed, megatron) build on it. */
+/* GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME (=NAME, exact) naming step->ifname,
+ * as defaults, when it is known; every mode that meets at MASTER_ADDR adds them. */
+int rdzv_fill_netif(const struct rdzv_step *step, struct rdzv_envset *env, char *err,
+                    size_t errlen);
+
 int rdzv_fill_torch(const struct rdzv_step *step, const struct rdzv_task *task,
                     struct rdzv_envset *env, char *err, size_t errlen);
 
