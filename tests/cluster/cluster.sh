@@ -6,8 +6,8 @@
 #   cluster.sh plugstack [ARGS...]   rewrites plugstack.conf (read anew by each step)
 #   cluster.sh status     prints sinfo
 #
-# Nodes n1..nN (RDZV_NODES, default 3) with their own loopback addresses
-# 127.0.1.K and /etc/hosts lines, CPUS each (RDZV_NODE_CPUS, default 8, more
+# Nodes n1..nN (RDZV_NODES, default 3), each in its own network namespace
+# (below), CPUS each (RDZV_NODE_CPUS, default 8, more
 # than the host has: SlurmdParameters=config_overrides), fake GPUs through
 # gres: character devices made with mknod (major 195, as NVIDIA's) and a
 # gres.conf with AutoDetect=off, so Slurm sets CUDA_VISIBLE_DEVICES and
@@ -42,6 +42,24 @@
 # CgroupPlugin=disabled sits beside slurm.conf (24.05 added the value; 24.11+
 # initialise cgroups unconditionally otherwise and fail without them).
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
+#
+# A network per node (issue 25): nodes that share one network stack hide
+# addressing bugs (a rendezvous aimed at the wrong node still reaches rank 0's
+# store). Each slurmd runs in its own network namespace "rdzvL-nK" (and with
+# it slurmstepd and the tasks): a veth pair whose outer end sits on the
+# cluster's bridge "rdzvbrL" (198.18.L.254/24, where slurmctld and srun reach
+# the nodes), an inner "eth0" with 198.18.L.K/24, loopback, and a second
+# interface "ib0" (198.19.L.K/24, a veth whose outer end "riL-nK" is attached
+# to nothing: it reaches no other node, as a node's second network would not). Names resolve per node through
+# /etc/netns/rdzvL-nK/hosts (bound over /etc/hosts for the node's slurmd): the
+# machine's own lines plus "198.18.L.K nK". 198.18.0.0/15 is the range set
+# aside for network test benches (RFC 2544); only addresses inside these
+# namespaces are used. L is the cluster's network number: 1 host, 2 24.11,
+# 3 26.05 (RDZV_NET_ID overrides), so the legs' clusters never share a
+# subnet. What start creates is recorded in $dir/net.list; stop removes exactly
+# that (after a failure too: e2e.sh stops on exit, and start stops first).
+#   RDZV_NETNS=0          the old layout instead: every node in this machine's
+#                         network stack on 127.0.1.K (host /etc/hosts lines)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,6 +84,19 @@ marker=$dir
 [ "${RDZV_SLURM:-host}" = host ] || marker="$dir@$RDZV_SLURM"
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+netns=${RDZV_NETNS:-1}
+case ${RDZV_NET_ID:-${RDZV_SLURM:-host}} in
+host) net_id=1 ;; 24.11) net_id=2 ;; 26.05) net_id=3 ;;
+*[!0-9]* | '') die "RDZV_NET_ID must be a number 1-250" ;;
+*) net_id=$RDZV_NET_ID ;;
+esac
+bridge=rdzvbr$net_id
+ctld_addr=127.0.0.1
+[ "$netns" = 1 ] && ctld_addr=198.18.$net_id.254
+# node_addr K: the address of node nK (K=9: the ghost node).
+node_addr() { if [ "$netns" = 1 ]; then echo "198.18.$net_id.$1"; else echo "127.0.1.$1"; fi; }
+ns_of() { echo "rdzv$net_id-$1"; }
 
 # slurm_at_least MAJOR.MINOR: is the slurmd on PATH that release or newer?
 slurm_at_least() {
@@ -94,7 +125,7 @@ write_conf() {
 	{
 		cat <<CONF
 ClusterName=rdzvtest
-SlurmctldHost=localhost(127.0.0.1)
+SlurmctldHost=localhost($ctld_addr)
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port_base
 SlurmUser=root
@@ -130,13 +161,13 @@ PlugStackConfig=$dir/plugstack.conf
 FirstJobId=$first_job_id
 CONF
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] \
-			&& echo "NodeName=ghost NodeAddr=127.0.1.9 NodeHostname=ghost Port=$((slurmd_port_base + 99)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
+			&& echo "NodeName=ghost NodeAddr=$(node_addr 9) NodeHostname=ghost Port=$((slurmd_port_base + 99)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
 		for k in $(seq 1 "$nodes"); do
 			g=$(gpus_of "$k")
 			if [ "$g" -gt 0 ]; then
-				echo "NodeName=n$k NodeAddr=127.0.1.$k NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 Gres=gpu:$g State=UNKNOWN"
+				echo "NodeName=n$k NodeAddr=$(node_addr "$k") NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 Gres=gpu:$g State=UNKNOWN"
 			else
-				echo "NodeName=n$k NodeAddr=127.0.1.$k NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
+				echo "NodeName=n$k NodeAddr=$(node_addr "$k") NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
 			fi
 		done
 		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
@@ -193,10 +224,80 @@ ENV
 
 hosts_lines() {
 	local k
+	[ "$netns" = 1 ] && return 0
 	for k in $(seq 1 "$nodes"); do
 		grep -qE "^127\.0\.1\.$k[[:space:]]+n$k([[:space:]]|\$)" /etc/hosts \
 			|| echo "127.0.1.$k n$k" >> /etc/hosts
 	done
+}
+
+# net_up: the bridge, and per node (and the ghost) a namespace, veth pair,
+# eth0, ib0 and hosts file; each thing is recorded in $dir/net.list before it
+# is made, so that net_down removes it even when a later step fails.
+net_up() {
+	local k ns veth hosts base
+	[ "$netns" = 1 ] || return 0
+	command -v ip >/dev/null || die "ip (iproute2) not installed"
+	: > "$dir/net.list"
+	ip link show "$bridge" >/dev/null 2>&1 && die "bridge $bridge exists but is not this cluster's (another cluster of net $net_id?); set RDZV_NET_ID"
+	echo "link $bridge" >> "$dir/net.list"
+	ip link add "$bridge" type bridge || die "cannot create bridge $bridge"
+	ip addr add "198.18.$net_id.254/24" dev "$bridge" && ip link set "$bridge" up || die "cannot bring up $bridge"
+	# The machine's own names, without lines for the test nodes' names.
+	base=$(grep -vE '[[:space:]](n[0-9]+|ghost)([[:space:]]|$)' /etc/hosts)
+	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+9}; do
+		if [ "$k" = 9 ] && [ -n "${RDZV_GHOST_NODE:-}" ]; then ns=$(ns_of ghost); else ns=$(ns_of "n$k"); fi
+		veth=rz$net_id-${ns#rdzv$net_id-}
+		ip netns list 2>/dev/null | grep -qw "^$ns" && die "network namespace $ns exists but is not this cluster's; set RDZV_NET_ID"
+		echo "netns $ns" >> "$dir/net.list"
+		echo "etc /etc/netns/$ns" >> "$dir/net.list"
+		ip netns add "$ns" || die "cannot create network namespace $ns"
+		ip link add "$veth" type veth peer name eth0 netns "$ns" || die "cannot create $veth"
+		ip link set "$veth" master "$bridge" up
+		ip -n "$ns" link set lo up
+		ip -n "$ns" addr add "198.18.$net_id.$k/24" dev eth0
+		ip -n "$ns" link set eth0 up
+		# The second network: a veth pair whose outer end is attached to
+		# nothing (not every kernel has dummy links).
+		ip link add "${veth/rz/ri}" type veth peer name ib0 netns "$ns" || die "cannot create ${veth/rz/ri}"
+		ip link set "${veth/rz/ri}" up
+		ip -n "$ns" addr add "198.19.$net_id.$k/24" dev ib0
+		ip -n "$ns" link set ib0 up || die "cannot configure $ns"
+		mkdir -p "/etc/netns/$ns"
+		hosts=$base
+		for j in $(seq 1 "$nodes"); do hosts+=$'\n'"198.18.$net_id.$j n$j"; done
+		printf '%s\n' "$hosts" > "/etc/netns/$ns/hosts"
+	done
+}
+
+# net_down: remove what net.list records (namespaces first: their veth pairs
+# go with them), then the list.
+net_down() {
+	local what name
+	[ -f "$dir/net.list" ] || return 0
+	while read -r what name; do
+		case $what in
+		netns) ip netns del "$name" 2>/dev/null ;;
+		etc) case $name in /etc/netns/rdzv*) rm -rf "$name" ;; esac ;;
+		esac
+	done < "$dir/net.list"
+	while read -r what name; do
+		[ "$what" = link ] && ip link del "$name" 2>/dev/null
+	done < "$dir/net.list"
+	rm -f "$dir/net.list"
+}
+
+# in_node NODE CMD...: run CMD in NODE's network namespace, with its hosts
+# file bound over /etc/hosts in a mount namespace of its own, or here without
+# namespaces. Not "ip netns exec": it mounts a fresh /sys without
+# /sys/fs/cgroup, which slurmd needs.
+in_node() {
+	local node=$1 ns
+	shift
+	[ "$netns" = 1 ] || { "$@"; return; }
+	ns=$(ns_of "$node")
+	nsenter --net="/run/netns/$ns" unshare -m --propagation slave \
+		sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "/etc/netns/$ns/hosts" "$@"
 }
 
 wait_idle() {
@@ -282,6 +383,7 @@ stop() {
 	findmnt -rn -o TARGET 2>/dev/null | grep "^$ns_base/" | sort -r | while read -r m; do
 		umount -l "$m" 2>/dev/null
 	done
+	net_down
 	return 0
 }
 
@@ -314,11 +416,12 @@ start() {
 	rm -rf "$dir/state" "$dir/spool" "$dir/log"
 	write_conf
 	hosts_lines
+	net_up
 	RDZV_TEST_CLUSTER=$marker slurmctld -f "$dir/slurm.conf" -i || die "slurmctld failed: $(tail -n 5 "$dir/log/slurmctld.log")"
 	for k in $(seq 1 "$nodes") ${RDZV_GHOST_NODE:+ghost}; do
 		[ "$k" = ghost ] || k=n$k
 		mkdir -p "$dir/spool/$k"
-		RDZV_TEST_CLUSTER=$marker slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
+		RDZV_TEST_CLUSTER=$marker in_node "$k" slurmd -f "$dir/slurm.conf" -N "$k" || die "slurmd $k failed: $(tail -n 5 "$dir/log/slurmd-$k.log")"
 	done
 	wait_idle
 }
