@@ -52,7 +52,7 @@ is "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "0 1 " "plugstack mode=torch m
 
 e2e_plugstack mode=torch master_addr=ip
 run_to 30 srun -N2 -n2 printenv MASTER_ADDR
-is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "127.0.1.1 " "plugstack master_addr=ip gives rank 0's node as an address"
+is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "$RDZV_NODE_NET.1 " "plugstack master_addr=ip gives rank 0's node as an address"
 e2e_plugstack mode=torch colour=blue
 run_to 30 srun -N1 true
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "an unknown plugstack argument stops srun"

@@ -218,6 +218,8 @@ CONF
 	cat > "$dir/env.sh" <<ENV
 export SLURM_CONF=$dir/slurm.conf
 export RDZV_CLUSTER_DIR=$dir
+export RDZV_NODE_NET=$(node_addr 0 | sed 's/\.0$//')
+export RDZV_NODE_NETNS=$netns RDZV_NET_ID=$net_id
 ENV
 	return 0
 }
