@@ -93,16 +93,26 @@ like "$o" "rank 1 \(n1\) has LOCAL_RANK=0 like another rank of the node" "the du
 like "$o" "rank 2 \(n2\) has LOCAL_WORLD_SIZE=2 but the node runs 1 rank" "the wrong LOCAL_WORLD_SIZE is named"
 
 # Rank 0 cannot host: another process holds MASTER_PORT.
+# The holder says when it listens and holds until told (events, not sleeps:
+# a loaded machine made a 4 s holder expire before rank 0 started).
 port=$(free_port)
-python3 - "$port" <<'PY' &
-import socket, sys, time
-s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1); time.sleep(4)
+hold=$(mktemp -d)
+python3 - "$port" "$hold" <<'PY' &
+import os, socket, sys, time
+s = socket.socket(); s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
+open(os.path.join(sys.argv[2], "ready"), "w").close()
+for i in range(1200):
+    if os.path.exists(os.path.join(sys.argv[2], "release")):
+        break
+    time.sleep(0.1)
 PY
 holder=$!
-sleep 1
+for i in $(seq 1 600); do [ -e "$hold/ready" ] && break; sleep 0.1; done
 launch p0 0 1 0 1 n1 -- --cpu --timeout=3
 wait_rc p0
+touch "$hold/release"
 wait "$holder"
+rm -rf "$hold"
 is "$rc" 1 "MASTER_PORT taken: rank 0 exits 1"
 like "$(out_of p0)" "rank 0 on n1 cannot host the rendezvous: cannot listen on port $port: .*in use" \
 	"rank 0 says the port is taken"

@@ -1,6 +1,7 @@
 /* failure.c: see failure.h. */
 #include "config.h"
 #include "failure.h"
+#include "srunargs.h"
 #include "master.h"
 #include "util.h"
 
@@ -20,58 +21,25 @@ static int kbe_value(const char *v)
 	return v && *v ? (atoi(v) != 0) : 1;
 }
 
-/* getopt_long takes a unique prefix: no other srun option starts "kill". */
-static int is_kbe_long(const char *name, size_t n)
-{
-	return n >= 4 && n <= 16 && strncmp(name, "kill-on-bad-exit", n) == 0;
-}
-
 int rdzv_srun_arg_failure(int argc, char *const *argv, const char **mode, int *kbe)
 {
-	int i;
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
+	int rc;
 
 	*mode = NULL;
 	*kbe = -1;
-	for (i = 1; i < argc && argv && argv[i]; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
-			break; /* the program and its arguments */
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t n = eq ? (size_t)(eq - name) : strlen(name);
-			const char *val = eq ? eq + 1 : NULL;
-
-			if (is_kbe_long(name, n)) {
-				*kbe = kbe_value(val);
-				continue;
-			}
-			if (!eq && rdzv_srun_long_takes_value(name, n)) {
-				if (i + 1 >= argc || !argv[i + 1])
-					return -1;
-				val = argv[++i];
-			}
-			/* --rdzv exactly: any shorter prefix is ambiguous with
-			 * --rdzv-port, --rdzv-bind, --rdzv-verbose. */
-			if (n == 4 && strncmp(name, "rdzv", 4) == 0)
-				*mode = val;
-			continue;
-		}
-		for (a++; *a; a++) {
-			if (*a == 'K') {
-				*kbe = kbe_value(a + 1);
-				break;
-			}
-			if (!rdzv_srun_short_takes_value(*a))
-				continue;
-			if (!a[1] && !(i + 1 < argc && argv[i + 1]))
-				return -1;
-			if (!a[1])
-				i++;
-			break;
-		}
+	rdzv_srun_args_init(&it, argc, argv);
+	while ((rc = rdzv_srun_args_next(&it, &a, NULL, 0)) > 0) {
+		/* getopt_long takes a unique prefix: no other srun option starts "kill". */
+		if (rdzv_srun_arg_is(&a, 'K', "kill-on-bad-exit", 4))
+			*kbe = kbe_value(a.value);
+		/* --rdzv exactly: any shorter prefix is ambiguous with
+		 * --rdzv-port, --rdzv-bind, --rdzv-verbose. */
+		else if (a.long_name && a.long_len == 4 && strncmp(a.long_name, "rdzv", 4) == 0)
+			*mode = a.value;
 	}
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 enum rdzv_kbe_action rdzv_kbe_decide(const struct rdzv_kbe_in *in, const struct rdzv_mode **mode)

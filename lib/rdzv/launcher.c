@@ -2,6 +2,7 @@
 #include "config.h"
 #include "launcher.h"
 #include "master.h"
+#include "srunargs.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -367,30 +368,13 @@ int rdzv_launcher_find(int argc, char *const *argv, char *const *envp, struct rd
 
 int rdzv_srun_command_index(int argc, char *const *argv)
 {
-	int i;
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
 
-	for (i = 1; argv && i < argc && argv[i]; i++) {
-		const char *a = argv[i];
-
-		if (strcmp(a, "--") == 0)
-			return i + 1 < argc && argv[i + 1] ? i + 1 : -1;
-		if (a[0] != '-' || a[1] == '\0')
-			return i;
-		if (a[1] == '-') {
-			const char *name = a + 2;
-
-			if (!strchr(name, '=') && rdzv_srun_long_takes_value(name, strlen(name)))
-				i++;
-			continue;
-		}
-		for (a++; *a; a++)
-			if (rdzv_srun_short_takes_value(*a)) {
-				if (!a[1])
-					i++;
-				break;
-			}
-	}
-	return -1;
+	rdzv_srun_args_init(&it, argc, argv);
+	while (rdzv_srun_args_next(&it, &a, NULL, 0) > 0)
+		;
+	return it.done ? it.command : -1;
 }
 
 const char *rdzv_launcher_name(enum rdzv_launcher_kind kind)

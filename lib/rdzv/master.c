@@ -2,6 +2,7 @@
 #include "master.h"
 #include "hostlist.h"
 #include "nodeorder.h"
+#include "srunargs.h"
 #include "port.h"
 #include "util.h"
 
@@ -193,56 +194,7 @@ int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen
 	return 0;
 }
 
-/* ---- srun's command line ---- */
-
-/* srun's options that take a value (Slurm 22.05-26.05, src/common/slurm_opt.c,
- * those srun accepts), and the plugin's own. A long option not listed here is
- * taken to have no value unless written --name=value. */
-static const char srun_short_req[] = "ABCDFGJLMNSTWbcdeimnopqrtwx";
-static const char *const srun_long_req[] = {
-	"accel-bind", "account", "acctg-freq", "bb", "bbf", "bcast", "bcast-exclude", "begin",
-	"chdir", "cluster", "cluster-constraint", "clusters", "comment", "constraint",
-	"container", "container-id", "context", "core-spec", "cores-per-socket", "cpu-bind",
-	"cpu-freq", "cpu_bind", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot",
-	"dependency", "distribution", "epilog", "error", "exclude", "export", "extra",
-	"extra-node-info", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket",
-	"gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input", "job-name",
-	"jobid", "licenses", "mail-type", "mail-user", "mcs-label", "mem", "mem-bind",
-	"mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "msg-timeout", "network", "nodefile",
-	"nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
-	"ntasks-per-socket", "ntasks-per-tres", "open-mode", "output", "pack-group",
-	"partition", "prefer", "priority", "profile", "prolog", "qos", "relative",
-	"reservation", "resv-ports", "segment", "signal", "slurmd-debug", "sockets-per-node",
-	"switches", "task-epilog", "task-prolog", "tasks-per-node", "thread-spec", "threads",
-	"threads-per-core", "time", "time-min", "tmp", "tres-bind", "tres-per-task", "wait",
-	"wckey", "rdzv", "rdzv-port", "rdzv-bind", "nccl-profile", NULL
-};
-
-int rdzv_srun_long_takes_value(const char *name, size_t n)
-{
-	size_t i;
-
-	for (i = 0; srun_long_req[i]; i++)
-		if (strlen(srun_long_req[i]) == n && strncmp(srun_long_req[i], name, n) == 0)
-			return 1;
-	return 0;
-}
-
-int rdzv_srun_short_takes_value(int c)
-{
-	return c != '\0' && strchr(srun_short_req, c) != NULL;
-}
-
-/* 1 nodelist, 2 nodefile, 0 other: exact, or an abbreviation only these
- * two long options share (getopt_long takes a unique prefix). */
-static int long_layout_option(const char *name, size_t n)
-{
-	if (n >= 5 && n <= 8 && strncmp(name, "nodelist", n) == 0)
-		return 1;
-	if (n >= 5 && n <= 8 && strncmp(name, "nodefile", n) == 0)
-		return 2;
-	return 0;
-}
+/* ---- srun's command line: read with srunargs.h ---- */
 
 static int keep_value(const char *v, int is_file, char *out, size_t outlen, int *out_file,
                       char *err, size_t errlen)
@@ -257,52 +209,20 @@ static int keep_value(const char *v, int is_file, char *out, size_t outlen, int 
 int rdzv_srun_arg_nodelist(int argc, char *const *argv, char *out, size_t outlen,
                            int *is_file, char *err, size_t errlen)
 {
-	int i, found = 0;
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
+	int rc, found = 0;
 
-	for (i = 1; i < argc && argv && argv[i]; i++) {
-		const char *a = argv[i];
+	rdzv_srun_args_init(&it, argc, argv);
+	while ((rc = rdzv_srun_args_next(&it, &a, err, errlen)) > 0) {
+		int file = rdzv_srun_arg_is(&a, 'F', "nodefile", 5);
 
-		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
-			break; /* the program and its arguments */
-		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t n = eq ? (size_t)(eq - name) : strlen(name);
-			int which = long_layout_option(name, n);
-			const char *val = eq ? eq + 1 : NULL;
-
-			if (!eq && (which || rdzv_srun_long_takes_value(name, n))) {
-				if (i + 1 >= argc || !argv[i + 1])
-					return rdzv_err(err, errlen, "srun option --%.*s has no value",
-					                (int)n, name);
-				val = argv[++i];
-			}
-			if (which) {
-				found = keep_value(val, which == 2, out, outlen, is_file, err, errlen);
-				if (found < 0)
-					return -1;
-			}
+		if (!file && !rdzv_srun_arg_is(&a, 'w', "nodelist", 5))
 			continue;
-		}
-		for (a++; *a; a++) {
-			const char *val;
-
-			if (!strchr(srun_short_req, *a))
-				continue; /* a flag; the cluster goes on */
-			if (a[1])
-				val = a + 1;
-			else if (i + 1 < argc && argv[i + 1])
-				val = argv[++i];
-			else
-				return rdzv_err(err, errlen, "srun option -%c has no value", *a);
-			if (*a == 'w' || *a == 'F') {
-				found = keep_value(val, *a == 'F', out, outlen, is_file, err, errlen);
-				if (found < 0)
-					return -1;
-			}
-			break;
-		}
+		if ((found = keep_value(a.value, file, out, outlen, is_file, err, errlen)) < 0)
+			return -1;
 	}
-	return found;
+	return rc < 0 ? -1 : found;
 }
 
 /* ---- a user's MASTER_ADDR ---- */

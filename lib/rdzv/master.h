@@ -85,11 +85,7 @@ int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen
 int rdzv_srun_arg_nodelist(int argc, char *const *argv, char *out, size_t outlen,
                            int *is_file, char *err, size_t errlen);
 
-/* Whether srun's long option NAME (n bytes, no "--") or short option c
- * takes a separate value: the table rdzv_srun_arg_nodelist reads srun's
- * command line with (failure.c reads --rdzv and -K with it too). */
-int rdzv_srun_long_takes_value(const char *name, size_t n);
-int rdzv_srun_short_takes_value(int c);
+/* (srun's option table: srunargs.h) */
 
 /* A MASTER_ADDR (or PET_MASTER_ADDR, or the host of JAX_COORDINATOR_ADDRESS)
  * the user exported, checked where the plugin would check its own: it must

@@ -1,0 +1,50 @@
+/* srunargs.h: the one reader of srun's own command line (/proc/self/cmdline:
+ * SPANK gives plugins only the task's program). Slurm parses it with
+ * getopt_long and "+": options end at the first word that is not one, or at
+ * "--"; short options cluster ("-lN2"); a long option may be abbreviated to a
+ * unique prefix. Whether an option takes a value comes from one table of
+ * srun's options (Slurm 22.05-26.05, src/common/slurm_opt.c) and the
+ * plugin's own. master.c (-w, -F), failure.c (-K, --rdzv) and launcher.c
+ * (the program) all read srun's command line through it. */
+#ifndef RDZV_SRUNARGS_H
+#define RDZV_SRUNARGS_H
+
+#include <stddef.h>
+
+struct rdzv_srun_arg {
+	char short_name;        /* the letter of a short option, or 0 */
+	const char *long_name;  /* a long option as written (no "--", maybe
+	                         * abbreviated, not NUL-terminated at its end:
+	                         * long_len bytes), or NULL */
+	size_t long_len;
+	const char *value;      /* its value, or NULL for a flag (and for -K alone) */
+};
+
+struct rdzv_srun_args {
+	int argc;
+	char *const *argv;
+	int i;                  /* next word */
+	const char *cluster;    /* rest of a short-option cluster */
+	int done;
+	int command;            /* after the end: index of the program, or -1 */
+};
+
+void rdzv_srun_args_init(struct rdzv_srun_args *it, int argc, char *const *argv);
+
+/* The next option: 1 with it in *a, 0 at the end of the options (it->command
+ * then says where the program starts), -1 when an option lacks its value
+ * (named in err). */
+int rdzv_srun_args_next(struct rdzv_srun_args *it, struct rdzv_srun_arg *a, char *err,
+                        size_t errlen);
+
+/* Whether a is short option short_name or long option long_name written with
+ * at least min_prefix of its letters (getopt_long's unique prefixes). */
+int rdzv_srun_arg_is(const struct rdzv_srun_arg *a, char short_name, const char *long_name,
+                     size_t min_prefix);
+
+/* Whether srun's long option NAME (n bytes, exact) or short option c takes
+ * a separate value. */
+int rdzv_srun_long_takes_value(const char *name, size_t n);
+int rdzv_srun_short_takes_value(int c);
+
+#endif
