@@ -17,6 +17,7 @@
 #include "launcher.h" /* issue 22 */
 #include "master.h"
 #include "nodeorder.h"
+#include "srunargs.h"
 #include "port.h"
 #include "util.h"
 
@@ -30,12 +31,56 @@ static const char *local_getenv(void *ctx, const char *name)
 	return getenv(name);
 }
 
+/* What srun's own command line already decides, refused here, before srun
+ * asks for an allocation: a refusal after it (local_user_init) leaves the
+ * job holding its nodes, and srun's allocation shepherd holding the
+ * terminal, for about 20 s. A framework launcher (deepspeed, torchrun, ...)
+ * under a one-task-per-rank mode in a step that certainly has several tasks
+ * (-n, -N, --ntasks-per-node), and a one-launcher-per-node mode asked for
+ * more tasks than nodes. What the command line leaves open is checked again
+ * in local_user_init with the step's real counts. */
+static int local_early_check(char *err, size_t errlen)
+{
+	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	struct rdzv_srun_size sz;
+	char *buf = NULL, **av = NULL;
+	int ac, at, rc = 0;
+	unsigned long min;
+
+	if (!mode || !mode->fill
+	    || !(mode->flags & (RDZV_MODE_REFUSES_LAUNCHERS | RDZV_MODE_ONE_TASK_PER_NODE)))
+		return 0;
+	if ((ac = rdzv_srun_argv(&buf, &av)) <= 0 || rdzv_srun_size(ac, av, &sz) < 0)
+		goto out; /* srun refuses a malformed line itself */
+	min = rdzv_srun_min_tasks(&sz);
+	if ((mode->flags & RDZV_MODE_ONE_TASK_PER_NODE)
+	    && (sz.per_node > 1 || (sz.ntasks && sz.nodes_max && sz.ntasks > sz.nodes_max))) {
+		rc = rdzv_err(err, errlen, "--rdzv=%s runs one launcher per node, but this step "
+		              "asks for %s (launchers on one node would collide): use srun "
+		              "--ntasks-per-node=1", mode->name,
+		              sz.per_node > 1 ? "several tasks per node" : "more tasks than nodes");
+		goto out;
+	}
+	at = rdzv_srun_command_index(ac, av);
+	if ((mode->flags & RDZV_MODE_REFUSES_LAUNCHERS) && min > 1 && at > 0)
+		rc = rdzv_launcher_check(mode->name, ac - at, av + at, environ, (uint32_t)min, err,
+		                         errlen);
+out:
+	free(av);
+	free(buf);
+	return rc;
+}
+
 int rdzv_local_init_post_opt(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
 
 	if (rdzv.conf.env_fallback
 	    && rdzv_opts_from_env(&rdzv.opts, local_getenv, NULL, err, sizeof(err)) < 0) {
+		slurm_error(RDZV_TAG ": %s", err);
+		return -1;
+	}
+	if (spank_context() == S_CTX_LOCAL && local_early_check(err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}

@@ -315,21 +315,22 @@ static int fill_jax_late(const struct rdzv_step *s, const struct rdzv_task *t,
 
 static const struct rdzv_mode modes[] = {
 	{ "off", "the plugin sets nothing", 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
-	{ "torch", "one task per rank, torch.distributed env:// variables", 0, rdzv_fill_torch,
+	{ "torch", "one task per rank, torch.distributed env:// variables",
+	  RDZV_MODE_REFUSES_LAUNCHERS, rdzv_fill_torch,
 	  rdzv_check_torch, NULL, NULL, TORCH_ADDR },
 	{ "torchrun", "one task per node running torchrun, PET_* variables",
 	  RDZV_MODE_ONE_TASK_PER_NODE, fill_torchrun, NULL, NULL, NULL, "PET_MASTER_ADDR",
 	  "PET_MASTER_PORT", NULL },
 	{ "deepspeed", "one task per rank, torch variables plus DeepSpeed's CROSS_RANK, "
-	  "CROSS_SIZE, LOCAL_SIZE", 0, fill_deepspeed, rdzv_check_deepspeed, NULL, NULL, TORCH_ADDR },
+	  "CROSS_SIZE, LOCAL_SIZE", RDZV_MODE_REFUSES_LAUNCHERS, fill_deepspeed, rdzv_check_deepspeed, NULL, NULL, TORCH_ADDR },
 	{ "megatron", "one task per rank, torch variables plus CUDA_DEVICE_MAX_CONNECTIONS=1 "
-	  "when the command line shows TP or CP > 1, layout checked before launch", 0,
-	  fill_megatron, check_megatron, NULL, explain_megatron, TORCH_ADDR },
+	  "when the command line shows TP or CP > 1, layout checked before launch",
+	  RDZV_MODE_REFUSES_LAUNCHERS, fill_megatron, check_megatron, NULL, explain_megatron, TORCH_ADDR },
 	{ "jax", "one task per rank, JAX_COORDINATOR_ADDRESS, JAX_LOCAL_DEVICE_IDS and friends",
 	  0, fill_jax, rdzv_check_jax, fill_jax_late, NULL, NULL, NULL, "JAX_COORDINATOR_ADDRESS" },
 	{ "lightning", "one task per rank, what Lightning's SLURM environment reads (MASTER_ADDR, "
-	  "MASTER_PORT), no TORCHELASTIC_*, its start-up refusals checked before launch", 0,
-	  rdzv_fill_lightning, rdzv_check_lightning, NULL, NULL, TORCH_ADDR },
+	  "MASTER_PORT), no TORCHELASTIC_*, its start-up refusals checked before launch",
+	  RDZV_MODE_REFUSES_LAUNCHERS, rdzv_fill_lightning, rdzv_check_lightning, NULL, NULL, TORCH_ADDR },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
 };
 

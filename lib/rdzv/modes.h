@@ -51,6 +51,8 @@ struct rdzv_task {
 };
 
 #define RDZV_MODE_ONE_TASK_PER_NODE 0x1u /* a launcher per node (torchrun) */
+#define RDZV_MODE_REFUSES_LAUNCHERS 0x2u /* one task per rank: a framework's own
+                                          * launcher under srun is refused (launcher.h) */
 
 /* Mode-specific checks of the step as a whole (Megatron's layout, ...),
  * run once per node in slurmstepd and, where the facts exist, in srun before

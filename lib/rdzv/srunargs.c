@@ -152,3 +152,59 @@ int rdzv_srun_arg_is(const struct rdzv_srun_arg *a, char short_name, const char 
 		       && strncmp(long_name, a->long_name, a->long_len) == 0;
 	return short_name && a->short_name == short_name;
 }
+
+static int num(const char *s, const char **end, unsigned long *v)
+{
+	unsigned long x = 0;
+	int n = 0;
+
+	while (*s >= '0' && *s <= '9' && n < 9) {
+		x = x * 10 + (unsigned long)(*s++ - '0');
+		n++;
+	}
+	if (n == 0 || (*s >= '0' && *s <= '9'))
+		return -1;
+	*v = x;
+	*end = s;
+	return 0;
+}
+
+int rdzv_srun_size(int argc, char *const *argv, struct rdzv_srun_size *sz)
+{
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
+	const char *end;
+	int rc;
+
+	memset(sz, 0, sizeof(*sz));
+	rdzv_srun_args_init(&it, argc, argv);
+	while ((rc = rdzv_srun_args_next(&it, &a, NULL, 0)) > 0) {
+		if (rdzv_srun_arg_is(&a, 'n', "ntasks", 6)) {
+			if (!a.value || num(a.value, &end, &sz->ntasks) < 0 || *end)
+				return -1;
+		} else if (rdzv_srun_arg_is(&a, 'N', "nodes", 5)) {
+			if (!a.value || num(a.value, &end, &sz->nodes_min) < 0)
+				return -1;
+			sz->nodes_max = sz->nodes_min;
+			if (*end == '-' && (num(end + 1, &end, &sz->nodes_max) < 0
+			                    || sz->nodes_max < sz->nodes_min))
+				return -1;
+			if (*end)
+				return -1;
+		} else if (a.long_name && a.long_len == 15
+		           && strncmp(a.long_name, "ntasks-per-node", 15) == 0) {
+			if (!a.value || num(a.value, &end, &sz->per_node) < 0 || *end)
+				return -1;
+		}
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz)
+{
+	if (sz->ntasks)
+		return sz->ntasks;
+	if (sz->nodes_min)
+		return sz->nodes_min * (sz->per_node ? sz->per_node : 1);
+	return sz->per_node;
+}

@@ -42,6 +42,22 @@ int rdzv_srun_args_next(struct rdzv_srun_args *it, struct rdzv_srun_arg *a, char
 int rdzv_srun_arg_is(const struct rdzv_srun_arg *a, char short_name, const char *long_name,
                      size_t min_prefix);
 
+/* What srun's command line alone says of the step's size (0: not given):
+ * -n/--ntasks, -N/--nodes as "MIN[-MAX]" (MAX = MIN when absent),
+ * --ntasks-per-node. */
+struct rdzv_srun_size {
+	unsigned long ntasks, nodes_min, nodes_max, per_node;
+};
+
+/* Read them. Returns 0, or -1 when the command line is malformed or a value
+ * is not a number (srun refuses those itself; the caller then decides
+ * nothing here). */
+int rdzv_srun_size(int argc, char *const *argv, struct rdzv_srun_size *sz);
+
+/* The fewest tasks the step can have from sz: -n when given, else nodes x
+ * tasks per node; 0 when the command line does not say. */
+unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz);
+
 /* Whether srun's long option NAME (n bytes, exact) or short option c takes
  * a separate value. */
 int rdzv_srun_long_takes_value(const char *name, size_t n);

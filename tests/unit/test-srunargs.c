@@ -85,5 +85,26 @@ int main(void)
 	ok(rdzv_srun_long_takes_value("ntasks", 6) && !rdzv_srun_long_takes_value("label", 5)
 	   && rdzv_srun_short_takes_value('n') && !rdzv_srun_short_takes_value('l'),
 	   "the option table: --ntasks and -n take values, --label and -l do not");
+	{
+		struct rdzv_srun_size sz;
+
+		ok(rdzv_srun_size(N("-N2", "deepspeed", "x.py"), ARGV("-N2", "deepspeed", "x.py"), &sz) == 0
+		   && sz.nodes_min == 2 && sz.nodes_max == 2 && rdzv_srun_min_tasks(&sz) == 2,
+		   "-N2: at least 2 tasks");
+		ok(rdzv_srun_size(N("--nodes=2-4", "--ntasks-per-node=8", "x"),
+		                  ARGV("--nodes=2-4", "--ntasks-per-node=8", "x"), &sz) == 0
+		   && sz.nodes_min == 2 && sz.nodes_max == 4 && sz.per_node == 8
+		   && rdzv_srun_min_tasks(&sz) == 16, "--nodes=2-4 --ntasks-per-node=8: at least 16");
+		ok(rdzv_srun_size(N("-n", "4", "-N1", "x"), ARGV("-n", "4", "-N1", "x"), &sz) == 0
+		   && rdzv_srun_min_tasks(&sz) == 4, "-n 4 -N1: 4 tasks");
+		ok(rdzv_srun_size(N("x", "-n", "4"), ARGV("x", "-n", "4"), &sz) == 0
+		   && rdzv_srun_min_tasks(&sz) == 0, "the program's own -n is not srun's: unknown");
+		ok(rdzv_srun_size(N("--ntasks-per-node=2", "x"), ARGV("--ntasks-per-node=2", "x"), &sz) == 0
+		   && rdzv_srun_min_tasks(&sz) == 2, "--ntasks-per-node=2 alone: 2 on one node");
+		ok(rdzv_srun_size(N("-N", "4-2", "x"), ARGV("-N", "4-2", "x"), &sz) == -1
+		   && rdzv_srun_size(N("-nX", "x"), ARGV("-nX", "x"), &sz) == -1
+		   && rdzv_srun_size(N("-N2k", "x"), ARGV("-N2k", "x"), &sz) == -1,
+		   "a count srun would refuse decides nothing");
+	}
 	return done_testing();
 }
