@@ -91,4 +91,33 @@ BlockSizes=2,4"
 	case_ "block, --segment=2, ranks meet" torch 4 --meet -- \
 		srun -N2 --segment=2 --ntasks-per-node=2 --rdzv=torch $PY "$where" --meet
 fi
+# srun --async (26.05, a job with the step manager): Slurm runs no srun-side
+# plugin hook for such a step, so no layout reaches the nodes. Each node falls
+# back to node 0 of the node list and its SLURM_NODEID; the node that runs
+# task 0 refuses the step when that is not where Slurm put rank 0.
+if e2e_slurm_at_least 26.05; then
+	e2e_stop
+	e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="SlurmctldParameters=enable_stepmgr
+PrologFlags=Contain"
+	diag "srun --async, step manager enabled"
+	async_step() { # async_step OUTDIR SRUN-ARGS...: run it in a 4-node salloc, wait for its files
+		local o=$1; shift
+		mkdir -p "$o"
+		run_to 120 salloc -N4 --ntasks-per-node=1 bash -c '
+			srun --async -o '"$o"'/out-%t.txt "$@" || exit 1
+			for i in $(seq 1 200); do
+				[ "$(ls '"$o"' | wc -l)" -ge 4 ] && ! squeue -h -s -j "$SLURM_JOB_ID" | grep -q "\.0 " && break
+				sleep 0.3
+			done' async "$@"
+	}
+	async_step "$PWD/a1" --rdzv=torch $PY "$where"
+	verdict=$(cat "$PWD"/a1/out-*.txt 2>/dev/null | $check torch 4)
+	is "$?" 0 "srun --async --rdzv=torch: task 0 on the node list's first node, every task agrees ($verdict)"
+	async_step "$PWD/a2" -m arbitrary -w n3,n1,n2,n4 --rdzv=torch $PY "$where"
+	a2=$(cat "$PWD"/a2/out-*.txt 2>/dev/null)
+	like "$a2" "task 0 runs on this node \(n3\), but rank 0's node was taken to be n1 .*not srun --async" \
+		"srun --async with task 0 on n3: the node running task 0 refuses the step, saying why and what to do"
+	ok "$(cat "$PWD"/a2/out-0.txt 2>/dev/null | grep -q RDZV_WHERE && echo 1 || echo 0)" \
+		"... and task 0 never ran its program"
+fi
 done_testing
