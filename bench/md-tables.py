@@ -47,6 +47,12 @@ def main(path):
               [[r["config"], r["reps"], fmt(r["median"], 1), fmt(r["min"], 1), fmt(r["max"], 1),
                 fmt(r["ratio"], 3), fmt(extra_of(r).get("paired_ratio", "nan"), 3),
                 "%+.1f" % float(extra_of(r).get("delta", "nan"))] for r in launch])
+    layout = by.get("layout", [])
+    if layout:
+        print("### layout look-up in srun (%s)\n" % layout[0]["unit"])
+        table(["step", "n", "median", "min", "max"],
+              [[r["case"], r["reps"], fmt(r["median"], 3), fmt(r["min"], 3), fmt(r["max"], 3)]
+               for r in layout])
     ttfc = by.get("ttfc", [])
     for metric in OrderedDict((extra_of(r)["metric"], 1) for r in ttfc):
         sel = [r for r in ttfc if extra_of(r)["metric"] == metric]

@@ -4,7 +4,7 @@
 #   make bench                      (from a build directory), or
 #   top_srcdir=SRC top_builddir=BUILD bench/run-bench.sh [OUTDIR]
 #
-# Parts (BENCH_PARTS, default "logic topo launch ttfc fail"):
+# Parts (BENCH_PARTS, default "logic topo launch layout ttfc fail"):
 #   logic   bench/bench-logic: one task's environment for steps of 1k-100k
 #           nodes (1M tasks) from worst-case inputs, time and peak memory;
 #           task_init's per-task work and user_init's per-node work
@@ -18,6 +18,10 @@
 #           profile / torch + binding from a real topology / all three;
 #           configurations interleaved, a random order each round, one
 #           allocation, one srun per sample
+#   layout  the one look-up per step that srun makes (issue 25): the step's
+#           layout from slurmctld (slurm_job_step_layout_get), timed inside
+#           srun and printed under --rdzv-verbose; BENCH_REPS steps of 3 x 4
+#           and of 3 x 1
 #   fail    time from a rank's failure to srun's exit (issue 21): rank 3 of
 #           2 nodes x 2 exits 1 before init (--rdzv=torch), is SIGKILLed after
 #           init (--rdzv=torch), a torchrun worker exits 1 (--rdzv=torchrun);
@@ -51,7 +55,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo launch ttfc fail}
+parts=${BENCH_PARTS:-logic topo launch layout ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -252,6 +256,27 @@ inside_ttfc() {
 	done
 }
 
+# srun's own measure of its one layout look-up per step.
+inside_layout() {
+	local r shape us
+	set_config torch
+	say "layout: $reps steps per shape, srun's look-up of the step layout"
+	for ((r = 1; r <= reps; r++)); do
+		for shape in 3x4 3x1; do
+			if [ "$shape" = 3x4 ]; then
+				us=$(step --rdzv-verbose true 2>&1 >/dev/null | sed -n 's/.*layout from slurmctld in \([0-9]*\) us.*/\1/p')
+			else
+				us=$(srun -N3 -n3 --rdzv-verbose true 2>&1 >/dev/null | sed -n 's/.*layout from slurmctld in \([0-9]*\) us.*/\1/p')
+			fi
+			if [ -n "$us" ]; then
+				printf "layout,%s-true,torch,%d,lookup,%d.%03d,ms\n" "$shape" "$r" $((us / 1000)) $((us % 1000)) >> "$raw"
+			else
+				echo "layout,$shape-true,torch,$r,failed,1,rc" >> "$raw"
+			fi
+		done
+	done
+}
+
 if [ "${1:-}" = __inside__ ]; then
 	out_dir=$2 raw=$2/raw.csv profdir=$3
 	shift 3
@@ -259,6 +284,7 @@ if [ "${1:-}" = __inside__ ]; then
 	for p in "$@"; do
 		case $p in
 		launch) inside_launch || rv=1 ;;
+		layout) inside_layout || rv=1 ;;
 		ttfc) inside_ttfc || rv=1 ;;
 		fail) inside_fail || rv=1 ;;
 		esac
@@ -347,6 +373,7 @@ fi
 
 cluster_parts=
 has_part launch && cluster_parts+=" launch"
+has_part layout && cluster_parts+=" layout"
 has_part ttfc && cluster_parts+=" ttfc"
 has_part fail && cluster_parts+=" fail"
 why=

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 
@@ -284,6 +285,8 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	const char *dist = getenv("SLURM_DISTRIBUTION"), *list = getenv("SLURM_NODELIST");
 	char err[RDZV_ERRLEN], why[RDZV_ERRLEN], *text = NULL, *order = NULL;
 	size_t textlen = RDZV_HOST_MAX + 64 + RDZV_ORDER_MAX;
+	struct timespec t0, t1;
+	int rc;
 
 	memset(&plan, 0, sizeof(plan));
 	if (spank_get_item(sp, S_JOB_ID, &plan.job_id) != ESPANK_SUCCESS
@@ -292,8 +295,16 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	/* Rank 0's node and the node order from the step's layout: one look-up
 	 * per step, here only, never from the nodes. Without it (a refused
 	 * look-up), what srun's own command line says, as before 26.05. */
-	if (layout_order(plan.job_id, plan.step_id, plan.host, sizeof(plan.host), &order, why,
-	                 sizeof(why)) == 0) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = layout_order(plan.job_id, plan.step_id, plan.host, sizeof(plan.host), &order, why,
+	                  sizeof(why));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rdzv.opts.verbose > 0) /* one line in srun's own stderr (make bench reads it) */
+		fprintf(stderr, RDZV_TAG ": step %u.%u layout from slurmctld in %ld us%s%s\n",
+		        plan.job_id, plan.step_id,
+		        (long)((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000),
+		        rc == 0 ? "" : ": ", rc == 0 ? "" : why);
+	if (rc == 0) {
 		plan.order_known = 1;
 		plan.order = order;
 	} else {
