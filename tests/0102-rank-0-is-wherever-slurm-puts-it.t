@@ -40,6 +40,9 @@ e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="TopologyPlugin=topology/tree" RDZV_TOPO
 diag "topology/tree: s1=n[3-4] before s2=n[1-2]"
 case_ "tree, --rdzv=torch, 4 nodes x 2, ranks meet" torch 8 --meet --master $t0 -- \
 	srun -N4 --ntasks-per-node=2 --rdzv=torch $PY "$where" --meet
+# Every mode and way of choosing it where the placement differs (26.05);
+# before 26.05 torch, torchrun and the second step stand for them.
+if e2e_slurm_at_least 26.05; then
 case_ "tree, --rdzv=deepspeed" deepspeed 8 --master $t0 -- \
 	srun -N4 --ntasks-per-node=2 --rdzv=deepspeed $PY "$where"
 case_ "tree, --rdzv=megatron" megatron 8 --master $t0 -- \
@@ -52,8 +55,17 @@ case_ "tree, --rdzv=torchrun (the agents' PET_*)" torchrun 4 --master $t0 -- \
 	srun -N4 --ntasks-per-node=1 --rdzv=torchrun $PY "$where"
 case_ "tree, RDZV_MODE=torch" torch 8 --master $t0 -- \
 	env RDZV_MODE=torch srun -N4 --ntasks-per-node=2 $PY "$where"
-case_ "tree, the second step of one allocation" torch 4 -- \
-	salloc -N4 --ntasks-per-node=1 bash -c "srun -n4 true && srun -n4 --rdzv=torch $PY $where"
+printf '#!/bin/bash\n#SBATCH -N4 --ntasks-per-node=2 --rdzv=torch -o %s/batch.out\nsrun %s %s\n' \
+	"$PWD" "$PY" "$where" > batch.sh
+case_ "tree, #SBATCH --rdzv=torch" torch 8 --master $t0 -- \
+	bash -c 'sbatch --wait batch.sh >/dev/null && cat batch.out'
+e2e_plugstack mode=torch
+case_ "tree, the admin's mode=torch" torch 8 --master $t0 -- \
+	srun -N4 --ntasks-per-node=2 $PY "$where"
+e2e_plugstack
+fi
+case_ "tree, the second step of salloc --rdzv=torch" torch 4 -- \
+	salloc -N4 --ntasks-per-node=1 --rdzv=torch bash -c "srun -n4 true && srun -n4 $PY $where"
 case_ "tree, -m arbitrary -w n2,n4,n1,n3" torch 4 --meet --master n2 -- \
 	srun -n4 -m arbitrary -w n2,n4,n1,n3 --rdzv=torch $PY "$where" --meet
 # Real torchrun: its agents meet at PET_MASTER_ADDR, whose node hosts the store.
