@@ -362,8 +362,12 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
 			hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
 		if (rdzv_master_host(nodelist, dist, hosttext, st->master_host,
-		                     sizeof(st->master_host), err, errlen) < 0)
+		                     sizeof(st->master_host), why, sizeof(why)) < 0) {
+			rdzv_err(err, errlen, "%s; srun handed over no step layout (srun --async, or a "
+			         "submit host without the plugin): run the step with srun itself, not "
+			         "srun --async, from a host whose plugstack.conf loads the plugin", why);
 			goto fail;
+		}
 		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
 			ephp = &eph;
 		if (rdzv_port_choose(rdzv.opts.port, resv, st->job_id, st->step_id,

@@ -20,8 +20,14 @@ torchrun=${TORCHRUN:-"$PY $top_srcdir/tests/e2e/torchrun-shim.py"}
 diag "torchrun: $torchrun (PyTorch ${TORCH_VERSION:-?}, Slurm ${SLURM_VERSION:-?})"
 cd "$(mktemp -d)" || exit 1
 
+# By hand, as on separate machines: each node names the interface that
+# reaches n1 (the plugin does this itself; torchrun does not, and Gloo would
+# bind to what the host name resolves to, here loopback). Exported before
+# torchrun, so it is the launcher's, not something torchrun adds.
+ifname=lo
+[ "${RDZV_NODE_NETNS:-0}" = 1 ] && ifname=eth0
 run_to 120 srun -N2 -w n1,n2 --ntasks-per-node=1 --rdzv=off bash -c \
-	"$PY $dump --launcher && exec $torchrun --nnodes=2 --nproc_per_node=2 \
+	"export GLOO_SOCKET_IFNAME=$ifname; $PY $dump --launcher && exec $torchrun --nnodes=2 --nproc_per_node=2 \
 	 --node_rank=\$SLURM_NODEID --master_addr=n1 --master_port=$((E2E_USER_PORT - 1)) $dump"
 printf '%s\n' "$out" > torchrun.out
 is "$rc" 0 "real torchrun, 2 nodes x 2 workers: the workers meet (srun exit $rc)"

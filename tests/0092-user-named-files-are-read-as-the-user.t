@@ -1,9 +1,9 @@
 #!/bin/bash
-# The one file a user names that slurmstepd opens, SLURM_HOSTFILE (for
-# --distribution=arbitrary), is opened in user_init with the job user's
-# credentials (doc/privilege.md): a hostfile only root can read yields
-# "cannot be read" for a job of user nobody, while the same content in a
-# readable file gives MASTER_ADDR. Run as root, submitting with --uid.
+# The one file a user names that the plugin may open, SLURM_HOSTFILE (for
+# --distribution=arbitrary), is never opened with root's rights
+# (doc/privilege.md): with srun's layout from slurmctld no node opens it at
+# all; a readable file and a root-only one both give the MASTER_ADDR of the
+# node where Slurm put rank 0. Run as root, submitting with --uid.
 . "$top_srcdir/tests/lib/tap.sh"
 [ -f "$top_srcdir/tests/cluster/cluster.sh" ] || skip_all "tests/cluster/cluster.sh not there yet"
 [ -f "$top_srcdir/tests/lib/e2e.sh" ] || skip_all "tests/lib/e2e.sh not there yet"
@@ -28,13 +28,16 @@ if printf '%s' "$out" | grep -qi 'uid.*not\|invalid user\|--uid'; then
 fi
 is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "n2 " "a readable hostfile: nobody's tasks get MASTER_ADDR from its first line"
 
-run_to 60 env SLURM_HOSTFILE="$work/private/hosts" srun --uid=nobody -m arbitrary -n2 --rdzv=torch printenv MASTER_ADDR
-ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "a root-only hostfile: nobody's step fails (exit $rc)"
-# srun (which dropped to nobody for --uid) reads the hostfile itself since
-# it decides rank 0's node (issue 14); a node's slurmstepd reads it as the
-# user in user_init. Either way the refusal names the file.
-like "$out" "cannot read SLURM_HOSTFILE|SLURM_HOSTFILE cannot be read" "the plugin could not read it: it opened it as nobody, not as root"
-unlike "$out" "^n2$" "no task started with a MASTER_ADDR read with root's rights"
+# A root-only hostfile: srun (root here, running the job as nobody) lays the
+# step from it, as Slurm does; the plugin takes rank 0's node from
+# slurmctld's answer (issue 25) and opens no file on the nodes, so it cannot
+# have read the file with root's rights there. The file's path reaches the
+# tasks; MASTER_ADDR is where Slurm really put rank 0.
+run_to 60 env SLURM_HOSTFILE="$work/private/hosts" srun --uid=nobody -m arbitrary -n2 --rdzv=torch --rdzv-verbose printenv MASTER_ADDR
+is "$rc" 0 "a root-only hostfile, job of nobody: the step runs (exit $rc)"
+like "$out" "order from the step layout, asked of slurmctld by srun" \
+	"rank 0's node came from slurmctld's layout, not from the file"
+unlike "$out" "cannot read SLURM_HOSTFILE|SLURM_HOSTFILE cannot be read" "no node tried to open the file"
 run_to 60 env SLURM_HOSTFILE="$work/private/hosts" srun -m arbitrary -n2 --rdzv=torch printenv MASTER_ADDR
 is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "n2 " "the same file works for a job of root, who can read it"
 is "$(sinfo -h -o %T | sort -u | tr '\n' ' ')" "idle " "no node drained"
