@@ -12,7 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+/* Slurm's own header has old-style declarations (24.11: void (*acct_full)();). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <slurm/slurm.h>
+#pragma GCC diagnostic pop
 
 #include "hostlist.h"
 #include "launcher.h" /* issue 22 */

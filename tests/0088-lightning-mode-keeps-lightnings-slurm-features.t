@@ -71,7 +71,9 @@ is "$(reports environment world ok)" "1 [('SLURMEnvironment', 1, True)]" "one ta
 
 # Example 12: #SBATCH --rdzv=lightning and Lightning's auto-requeue on SIGUSR1.
 out_file=$tmp/12.out
-jid=$(sbatch --parsable -J "$fail_job" --cpus-per-task=1 -o "$out_file" \
+# --open-mode=append: the requeued run must not truncate the first run's
+# output before the test reads the handler's line (seen under load).
+jid=$(sbatch --parsable -J "$fail_job" --cpus-per-task=1 -o "$out_file" --open-mode=append \
 	--export=ALL,ACCELERATOR=cpu,WAIT=60 12-lightning-requeue.sbatch 2>&1)
 ok "$([[ $jid =~ ^[0-9]+$ ]]; echo $?)" "example 12 submitted (job $jid)"
 timeout 90 bash -c "until [ \"\$(grep -c LIGHTNING_REPORT '$out_file' 2>/dev/null)\" = 4 ]; do sleep 0.5; done"
