@@ -254,6 +254,9 @@ net_up() {
 		echo "netns $ns" >> "$dir/net.list"
 		echo "etc /etc/netns/$ns" >> "$dir/net.list"
 		ip netns add "$ns" || die "cannot create network namespace $ns"
+		# Its identity, so that stop finds what still runs in it from any
+		# mount namespace (a version leg's /run/netns is its own).
+		echo "nsino $(stat -L -c %i "/run/netns/$ns")" >> "$dir/net.list"
 		ip link add "$veth" type veth peer name eth0 netns "$ns" || die "cannot create $veth"
 		ip link set "$veth" master "$bridge" up
 		ip -n "$ns" link set lo up
@@ -272,11 +275,33 @@ net_up() {
 	done
 }
 
-# net_down: remove what net.list records (namespaces first: their veth pairs
-# go with them), then the list.
+# ns_pids: processes still inside this cluster's node namespaces. Every one
+# was started there by this cluster's slurmd (the namespaces are made for it
+# alone): a slurmstepd whose step outlived it (26.05's slurmstepd does not
+# carry the marker in its environment), a task that ignored SIGTERM. Left
+# alive, one pins its namespace and the veth in it, and the next start fails.
+ns_pids() {
+	local inos p n
+	inos=$(awk '$1 == "nsino" {print "net:[" $2 "]"}' "$dir/net.list" 2>/dev/null)
+	[ -n "$inos" ] || return 0
+	for p in /proc/[0-9]*; do
+		n=$(readlink "$p/ns/net" 2>/dev/null) || continue
+		printf '%s\n' "$inos" | grep -qxF "$n" && echo "${p#/proc/}:$(start_time "${p#/proc/}")"
+	done
+}
+
+# net_down: end what still runs in the namespaces, remove what net.list
+# records (namespaces first: their veth pairs go with them), then the list.
 net_down() {
-	local what name
+	local what name left i
 	[ -f "$dir/net.list" ] || return 0
+	left=$(ns_pids)
+	if [ -n "$left" ]; then
+		kill $(alive $left) 2>/dev/null
+		for i in $(seq 1 20); do [ -z "$(alive $left)" ] && break; sleep 0.25; done
+		[ -n "$(alive $left)" ] && kill -9 $(alive $left) 2>/dev/null
+		for i in $(seq 1 20); do [ -z "$(alive $left)" ] && break; sleep 0.25; done
+	fi
 	while read -r what name; do
 		case $what in
 		netns) ip netns del "$name" 2>/dev/null ;;
