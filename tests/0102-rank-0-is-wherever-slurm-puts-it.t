@@ -117,8 +117,10 @@ PrologFlags=Contain"
 		mkdir -p "$o"
 		run_to 120 salloc -N4 --ntasks-per-node=1 bash -c '
 			srun --async -o '"$o"'/out-%t.txt "$@" || exit 1
-			for i in $(seq 1 200); do
-				[ "$(ls '"$o"' | wc -l)" -ge 4 ] && ! squeue -h -s -j "$SLURM_JOB_ID" | grep -q "\.0 " && break
+			# Until every task has said something: its report or the plugin refusal
+			# (the step runs on without srun).
+			for i in $(seq 1 300); do
+				[ "$(cat '"$o"'/out-*.txt 2>/dev/null | grep -c "RDZV_WHERE\|rdzv: error: task")" -ge 4 ] && break
 				sleep 0.3
 			done' async "$@"
 	}
