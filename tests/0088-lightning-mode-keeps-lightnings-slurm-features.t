@@ -84,7 +84,8 @@ scancel --signal=USR1 "$jid"
 timeout 30 bash -c "until grep -q 'auto-requeue' '$out_file' 2>/dev/null; do sleep 0.5; done"
 timeout 30 bash -c "until scontrol show job $jid 2>/dev/null | grep -q 'Restarts=1'; do sleep 0.5; done"
 out=$(cat "$out_file" 2>/dev/null)
-like "$out" "auto-requeue: rank 0 got SIGUSR1, scontrol requeue $jid: ok" "SIGUSR1 (what --signal=SIGUSR1@90 sends): Lightning's handler requeues the job"
+like "$out" "auto-requeue: rank 0 got SIGUSR1, scontrol requeue $jid" "SIGUSR1 (what --signal=SIGUSR1@90 sends): Lightning's handler requeues the job"
+unlike "$out" "auto-requeue: scontrol requeue $jid: [^o]" "... and scontrol did not refuse it (its result line, when written before Slurm ended the task, says ok)"
 like "$(scontrol show job "$jid" 2>/dev/null)" "Restarts=1" "... Slurm counts the restart (Restarts=1)"
 scancel "$jid" 2>/dev/null
 

@@ -94,9 +94,14 @@ class Fabric:
                 job = os.environ.get("SLURM_ARRAY_JOB_ID", os.environ["SLURM_JOB_ID"])
                 if "SLURM_ARRAY_TASK_ID" in os.environ:
                     job += "_" + os.environ["SLURM_ARRAY_TASK_ID"]
-                r = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True)
+                # Said before the call, as Lightning logs "handling auto-requeue
+                # signal" first: Slurm may end this process as soon as the
+                # requeue is accepted, before the result line is written.
                 print(f"lightning stand-in: auto-requeue: rank 0 got SIGUSR1, scontrol requeue "
-                      f"{job}: {'ok' if r.returncode == 0 else r.stderr.strip()}", flush=True)
+                      f"{job}", flush=True)
+                r = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True)
+                print(f"lightning stand-in: auto-requeue: scontrol requeue {job}: "
+                      f"{'ok' if r.returncode == 0 else r.stderr.strip()}", flush=True)
         signal.signal(signal.SIGUSR1, handler)
         self.requeue_handler = True
 
