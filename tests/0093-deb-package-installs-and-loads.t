@@ -47,7 +47,7 @@ is "$rc" 0 "dpkg-buildpackage -us -uc -b builds the package"
 [ "$rc" = 0 ] || { sed 's/^/#   /' "$work/deb.log" | tail -n 40; done_testing; exit 1; }
 like "$(cat "$work/deb.log")" "make.* check-unit" "the package build runs the unit tests"
 unlike "$(cat "$work/deb.log")" "(PASS|FAIL|SKIP|ERROR): tests/[0-9]" \
-	"... and only those (the others need root, a cluster or ../shared)"
+	"... and only those (the others need root or a cluster)"
 deb=$(ls "$work"/spank-rdzv_"$ver"-*_*.deb 2>/dev/null | head -n 1)
 ok "$([ -f "$deb" ] && echo 0 || echo 1)" "a spank-rdzv .deb was written ($(basename "$deb"))"
 

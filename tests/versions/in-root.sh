@@ -1,7 +1,7 @@
 #!/bin/bash
 # in-root.sh ROOT CMD [ARG...]: run CMD inside a Debian root made by
 # make-chroot.sh (trixie: Slurm 24.11; sid: Slurm 26.05), with this checkout,
-# ../shared and the versions cache (RDZV_VERSIONS_CACHE, default
+# and the versions cache (RDZV_VERSIONS_CACHE, default
 # /var/cache/spank-rdzv: the Slurm headers of tests/versions/slurm-headers.sh)
 # mounted at the same paths, so the same commands (make check, tests/*.t) run
 # there unchanged.
@@ -32,7 +32,7 @@ shift
 [ -f "$root/.complete" ] || { echo "in-root.sh: $root is not a complete root (tests/versions/make-chroot.sh)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "in-root.sh: must run as root (mount namespace)" >&2; exit 1; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
-shared=$(cd "$top/../shared" 2>/dev/null && pwd) || shared=
+shared= # the suite reads nothing outside the repository
 pass=()
 slurm=24.11
 [ "${RDZV_SLURM:-}" = 26.05 ] && slurm=26.05
