@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE };
+enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE, OPT_DEBUG };
 
 static int report(int rc, const char *err)
 {
@@ -36,6 +36,8 @@ static int opt_cb(int val, const char *arg, int remote)
 		return report(rdzv_bind_option(arg, err, sizeof(err)), err);
 	case OPT_PROFILE:
 		return report(rdzv_profile_option(arg, err, sizeof(err)), err);
+	case OPT_DEBUG:
+		return report(rdzv_opt_debug(&rdzv.opts, arg, err, sizeof(err)), err);
 	}
 	return -1;
 }
@@ -55,6 +57,10 @@ static struct spank_option options[] = {
 	{ "nccl-profile", "NAME",
 	  RDZV_TAG ": site NCCL profile to apply (list: show the profiles; none: no default profile)",
 	  1, OPT_PROFILE, opt_cb },
+	{ "rdzv-debug", "WHAT",
+	  RDZV_TAG ": hang: let rdzv-hang ask every Python process of the step where it is "
+	  "(faulthandler on a signal); off: not (default)",
+	  1, OPT_DEBUG, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

@@ -57,6 +57,10 @@ void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's e
 void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
 void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher joined */
 
+/* hang.c: --rdzv-debug=hang (issue 27). */
+int rdzv_hang_armed(void);
+int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, size_t errlen);
+
 /* remote.c: slurmstepd */
 int rdzv_remote_user_init(spank_t sp);
 int rdzv_remote_task_init(spank_t sp);

@@ -633,6 +633,17 @@ int rdzv_remote_task_init(spank_t sp)
 	struct rdzv_env_ops ops = { env_get, env_set, env_unset, &tenv };
 	int local_id = 0;
 
+	/* --rdzv-debug=hang arms the task with or without a mode (a user's
+	 * own torchrun); off, it costs one comparison. */
+	if (rdzv_hang_armed()) {
+		uint32_t r = 0;
+
+		if (spank_get_item(sp, S_TASK_GLOBAL_ID, &r) != ESPANK_SUCCESS
+		    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
+			fail_task(0, 1, "cannot read the task's ids from Slurm");
+		if (rdzv_hang_task_init(sp, r, local_id == 0, err, sizeof(err)) < 0)
+			fail_task(r, 1, err);
+	}
 	if (!rdzv.active)
 		return 0;
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &t.rank) != ESPANK_SUCCESS

@@ -17,6 +17,16 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	c->container_env = 1;
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
+	snprintf(c->hang_python, sizeof(c->hang_python), "%s", RDZV_HANG_PYTHON_DEFAULT);
+}
+
+int rdzv_debug_parse(const char *val)
+{
+	if (val && strcmp(val, "hang") == 0)
+		return 1;
+	if (val && (strcmp(val, "off") == 0 || strcmp(val, "none") == 0))
+		return 0;
+	return -1;
 }
 
 int rdzv_parse_bool(const char *s)
@@ -108,6 +118,14 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				c->strict = b;
 			else
 				c->container_env = b;
+		} else if (strcmp(key, "debug") == 0) {
+			if ((b = rdzv_debug_parse(val)) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument debug=%.32s: valid values are hang, off", val);
+			c->debug_hang = b;
+		} else if (strcmp(key, "hang_python") == 0) {
+			if (set_string(c->hang_python, sizeof(c->hang_python), key, val, 1, err, errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "bind") == 0) {
 			if (set_string(c->bind, sizeof(c->bind), key, val, 0, err, errlen) < 0)
 				return -1;
@@ -143,7 +161,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
-			                "container_env)", key);
+			                "container_env, debug, hang_python)", key);
 		}
 	}
 	return 0;
@@ -153,6 +171,18 @@ void rdzv_opts_init(struct rdzv_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->verbose = -1;
+	o->debug_hang = -1;
+}
+
+int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
+{
+	int b = rdzv_debug_parse(val);
+
+	if (b < 0)
+		return rdzv_err(err, errlen, "--rdzv-debug=%.32s: valid values are hang, off",
+		                val ? val : "");
+	o->debug_hang = b;
+	return 0;
 }
 
 int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen)

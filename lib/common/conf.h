@@ -32,7 +32,15 @@ struct rdzv_conf {
 	char gres_conf[RDZV_PATH_MAX];         /* gres_conf=PATH: for GPU identity */
 	char identity_root[RDZV_PATH_MAX];     /* identity_root=DIR: prefix of /proc, /sys, /dev */
 	int container_env;                     /* container_env=yes|no: APPTAINERENV_* copies */
+	int debug_hang;                        /* debug=hang|off: arm rdzv-hang by default */
+	char hang_python[RDZV_PATH_MAX];       /* hang_python=DIR: our sitecustomize.py */
 };
+
+/* Where the installed sitecustomize.py of debug=hang lives (configure's
+ * $(pkgdatadir)/python unless hang_python= says otherwise). */
+#ifndef RDZV_HANG_PYTHON_DEFAULT
+#define RDZV_HANG_PYTHON_DEFAULT "/usr/share/spank-rdzv/python"
+#endif
 
 /* Where the node model of topology= is cached unless topology_cache= says
  * otherwise (tmpfs, root's, gone at reboot). */
@@ -56,6 +64,7 @@ struct rdzv_opts {
 	int verbose;                  /* -1: not given */
 	char bind[RDZV_NAME_MAX];     /* "": not given */
 	char profile[RDZV_NAME_MAX];  /* "": not given */
+	int debug_hang;               /* --rdzv-debug=hang|off; -1: not given */
 };
 
 void rdzv_opts_init(struct rdzv_opts *o);
@@ -64,6 +73,10 @@ void rdzv_opts_init(struct rdzv_opts *o);
  * value and the valid values. */
 int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+/* --rdzv-debug=hang|off (issue 27). */
+int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+/* "hang" -> 1, "off"/"none" -> 0, else -1. */
+int rdzv_debug_parse(const char *val);
 
 /* Environment fallback for wrappers that cannot add flags: RDZV_MODE,
  * RDZV_PORT, RDZV_VERBOSE fill what the options left unset. get is getenv-

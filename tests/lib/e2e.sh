@@ -40,7 +40,7 @@ export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-$e2e_default_dir}
 export RDZV_CTLD_PORT=${RDZV_CTLD_PORT:-${e2e_ports% *}}
 export RDZV_SLURMD_PORT_BASE=${RDZV_SLURMD_PORT_BASE:-${e2e_ports#* }}
 export RDZV_FIRST_JOB_ID=${RDZV_FIRST_JOB_ID:-$e2e_first_job}
-E2E_LOCK=$e2e_default_dir.lock
+E2E_LOCK=${RDZV_E2E_LOCK:-$e2e_default_dir.lock} # RDZV_E2E_LOCK: a developer's own cluster beside a running suite
 # MpiParams=ports ranges for tests that reserve ports, and the port a test
 # exports as a user's MASTER_PORT: one per version, since the legs' clusters
 # run at once in this machine's one network namespace. The ranges sit below

@@ -106,7 +106,20 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env)", "the refusal lists container_env among the known keys");
+	conf_refused("bogus=1", "container_env, debug, hang_python)", "the refusal lists container_env, debug and hang_python among the known keys");
+	conf_refused("debug=yes", "debug=yes: valid values are hang, off", "debug=yes is refused naming hang, off");
+	conf_refused("hang_python=rel/dir", "must be an absolute path", "hang_python= must be absolute");
+	{
+		struct rdzv_conf dc;
+
+		is_int(parse1("debug=hang", &dc), 0, "debug=hang is accepted");
+		is_int(dc.debug_hang, 1, "... and arms by default");
+		is_int(parse1("debug=off", &dc), 0, "debug=off is accepted");
+		is_int(dc.debug_hang, 0, "... and does not");
+		rdzv_conf_defaults(&dc);
+		is_int(dc.debug_hang, 0, "the default is off");
+		ok(dc.hang_python[0] == '/' && strstr(dc.hang_python, "/spank-rdzv/python") != NULL, "hang_python defaults to the installed DATADIR/spank-rdzv/python (%s)", dc.hang_python);
+	}
 	conf_refused("strict=YES", "strict=YES: valid values are yes, no",
 	             "booleans are case-sensitive");
 	conf_refused("topology=relative/topo.xml", "must be an absolute path",
