@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -142,6 +143,7 @@ static int parse_jobstep(const char *s, uint32_t *job, long *step)
 
 struct cand {
 	long pid;
+	int pidfd; /* held from before the checks to the signal: no pid reuse */
 	uint32_t rank;
 	unsigned long long start; /* clock ticks since boot */
 	char path[1100];
@@ -165,6 +167,32 @@ static unsigned long long proc_start(long pid)
 	sscanf(p, "%llu", &v);
 	return v;
 }
+
+#ifdef SYS_pidfd_open
+static int pidfd_of(long pid)
+{
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+}
+
+static int send_sig(const struct cand *c)
+{
+	if (c->pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, c->pidfd, RDZV_HANG_SIGNAL, NULL, 0);
+	/* No pidfd (a kernel before 5.3): the start time checked again. */
+	return proc_start(c->pid) == c->start ? kill((pid_t)c->pid, RDZV_HANG_SIGNAL) : -1;
+}
+#else
+static int pidfd_of(long pid)
+{
+	(void)pid;
+	return -1;
+}
+
+static int send_sig(const struct cand *c)
+{
+	return proc_start(c->pid) == c->start ? kill((pid_t)c->pid, RDZV_HANG_SIGNAL) : -1;
+}
+#endif
 
 static int collect(const char *jobstep)
 {
@@ -197,45 +225,56 @@ static int collect(const char *jobstep)
 	}
 	while ((d = readdir(proc)) && nc < MAX_PROCS) {
 		char path[64], status[8192];
-		struct stat st;
-		const char *dir;
-		uint32_t rank;
-		long pid;
-		ssize_t n;
 
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		pid = strtol(d->d_name, NULL, 10);
-		snprintf(path, sizeof(path), "/proc/%ld", pid);
-		if (pid == self || stat(path, &st) < 0 || st.st_uid != uid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-		if ((n = slurp(path, env, ENV_MAX)) <= 0)
-			continue;
-		if (!(v = env_in(env, (size_t)n, "SLURM_JOB_ID")) || strcmp(v, jobs) != 0
-		    || !(v = env_in(env, (size_t)n, "SLURM_STEP_ID")) || strcmp(v, steps) != 0
-		    /* this node's: nodes may share one /proc (slurmd -N) */
-		    || ((v = env_in(env, (size_t)n, "SLURMD_NODENAME")) && strcmp(v, node) != 0)
-		    || !(dir = env_in(env, (size_t)n, "RDZV_HANG_DIR")) || dir[0] != '/'
-		    || parse_u32(env_in(env, (size_t)n, "RANK"), &rank) < 0)
-			continue;
-		if (!world && parse_u32(env_in(env, (size_t)n, "WORLD_SIZE"), &w) == 0)
-			world = w;
-		snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-		/* Only a process that catches the signal gets it: its
-		 * default action would end the process. */
-		if (slurp(path, status, sizeof(status)) <= 0
-		    || rdzv_hang_sigcgt(status, strlen(status), RDZV_HANG_SIGNAL) != 1)
-			continue;
-		snprintf(c[nc].path, sizeof(c[nc].path), "%s/%ld.stack", dir, pid);
-		if (lstat(c[nc].path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != uid)
-			continue;
-		c[nc].pid = pid;
-		c[nc].rank = rank;
-		c[nc].size0 = st.st_size;
-		c[nc].start = proc_start(pid);
-		nc++;
+		if (c[nc].pidfd > 0) /* the last one was not kept */
+			close(c[nc].pidfd);
+		c[nc].pidfd = -1;
+		{ /* a block: its declarations after the reset above */
+			struct stat st;
+			const char *dir;
+			uint32_t rank;
+			long pid;
+			ssize_t n;
+
+			if (d->d_name[0] < '1' || d->d_name[0] > '9')
+				continue;
+			pid = strtol(d->d_name, NULL, 10);
+			snprintf(path, sizeof(path), "/proc/%ld", pid);
+			if (pid == self || stat(path, &st) < 0 || st.st_uid != uid)
+				continue;
+			/* A pidfd first: whatever is checked below is then the process
+			 * that gets the signal, never a reused pid. */
+			c[nc].pidfd = pidfd_of(pid);
+			snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+			if ((n = slurp(path, env, ENV_MAX)) <= 0)
+				continue;
+			if (!(v = env_in(env, (size_t)n, "SLURM_JOB_ID")) || strcmp(v, jobs) != 0
+			    || !(v = env_in(env, (size_t)n, "SLURM_STEP_ID")) || strcmp(v, steps) != 0
+			    /* this node's: nodes may share one /proc (slurmd -N) */
+			    || ((v = env_in(env, (size_t)n, "SLURMD_NODENAME")) && strcmp(v, node) != 0)
+			    || !(dir = env_in(env, (size_t)n, "RDZV_HANG_DIR")) || dir[0] != '/'
+			    || parse_u32(env_in(env, (size_t)n, "RANK"), &rank) < 0)
+				continue;
+			if (!world && parse_u32(env_in(env, (size_t)n, "WORLD_SIZE"), &w) == 0)
+				world = w;
+			snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+			/* Only a process that catches the signal gets it: its
+			 * default action would end the process. */
+			if (slurp(path, status, sizeof(status)) <= 0
+			    || rdzv_hang_sigcgt(status, strlen(status), RDZV_HANG_SIGNAL) != 1)
+				continue;
+			snprintf(c[nc].path, sizeof(c[nc].path), "%s/%ld.stack", dir, pid);
+			if (lstat(c[nc].path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != uid)
+				continue;
+			c[nc].pid = pid;
+			c[nc].rank = rank;
+			c[nc].size0 = st.st_size;
+			c[nc].start = proc_start(pid);
+			nc++;
+		}
 	}
+	if (nc < MAX_PROCS && c[nc].pidfd > 0)
+		close(c[nc].pidfd);
 	closedir(proc);
 	/* A rank's own process is the oldest of those with its RANK (spawned
 	 * data loader workers inherit RANK and arm themselves too). */
@@ -244,9 +283,12 @@ static int collect(const char *jobstep)
 			if (i != j && c[j].pid && c[i].pid && c[i].rank == c[j].rank
 			    && (c[j].start < c[i].start || (c[j].start == c[i].start && c[j].pid < c[i].pid)))
 				c[i].pid = 0;
-	for (i = 0; i < nc; i++)
-		if (c[i].pid && kill((pid_t)c[i].pid, RDZV_HANG_SIGNAL) == 0)
+	for (i = 0; i < nc; i++) {
+		if (c[i].pid && send_sig(&c[i]) == 0)
 			c[i].sent = 1;
+		if (c[i].pidfd >= 0)
+			close(c[i].pidfd);
+	}
 	if (world)
 		printf("@world %u\n", world);
 	/* faulthandler writes from the handler: the file grows, then stays.

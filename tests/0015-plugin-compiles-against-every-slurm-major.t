@@ -11,6 +11,7 @@
 # (tests/versions/run-versions.sh). A mirror that cannot be reached skips a
 # major, and fails it under CI=true.
 . "$top_srcdir/tests/lib/tap.sh"
+main_build_only "it compiles against every major's headers from any leg; each leg's own build compiles the plugin against its Slurm"
 headers="$top_srcdir/tests/versions/slurm-headers.sh"
 suites="bookworm trixie sid"
 for t in apt-get dpkg-deb; do

@@ -10,6 +10,7 @@
 # Headers: tests/versions/slurm-headers.sh (Debian's packages, cached); a
 # mirror that cannot be reached skips, and fails under CI=true.
 . "$top_srcdir/tests/lib/tap.sh"
+main_build_only "it runs configure against fixed Debian headers, the same from any leg"
 headers="$top_srcdir/tests/versions/slurm-headers.sh"
 configure="$top_srcdir/configure"
 [ -x "$configure" ] || skip_all "no $configure (autoreconf -fi first)"

@@ -5,6 +5,7 @@
 # bug stays fixed without clang or libFuzzer. Targets are picked up from
 # tests/fuzz/fuzz-*.c; each is linked with tests/fuzz/replay-main.c.
 . "$top_srcdir/tests/lib/tap.sh"
+host_leg_only "the replay is of the parsers alone, and the host's sanitizer build replays them under ASan and UBSan"
 
 mk=$top_builddir/Makefile
 lib=$top_builddir/lib/.libs/librdzv.a

@@ -26,6 +26,22 @@ skip() { # skip REASON: one test skipped
 	echo "ok $tap_n # SKIP $*"
 }
 tap_ci() { [ "${CI:-}" = true ]; }
+# host_leg_only WHY: a test whose result does not depend on the leg's Slurm or
+# PyTorch runs on the host leg only; in a version root (RDZV_IN_ROOT=1) it
+# skips, saying so (CI's 90 minutes on 2 cores are shared by three legs).
+host_leg_only() {
+	[ "${RDZV_IN_ROOT:-0}" = 1 ] && skip_all "runs on the host leg only: $*"
+	return 0
+}
+# main_build_only WHY: the same for the host's second and third runs of make
+# check, distcheck's (RDZV_SKIP_E2E=1) and the sanitizer build's
+# (RDZV_SANITIZE=yes), where the test would only repeat the main build's.
+main_build_only() {
+	host_leg_only "$@"
+	[ "${RDZV_SKIP_E2E:-}" = 1 ] && skip_all "runs in the main build's make check only (this is make distcheck's): $*"
+	[ "${RDZV_SANITIZE:-no}" = yes ] && skip_all "runs in the main build's make check only (this is the sanitizer build's): $*"
+	return 0
+}
 skip_all_missing() { # skip_all_missing PACKAGE REASON: skip the file, or fail it under CI
 	if tap_ci; then
 		echo "1..1"
