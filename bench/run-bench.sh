@@ -77,6 +77,7 @@ set_config() {
 	profile) args="mode=torch profiles=$profdir profile=$bind_profile" ;;
 	bind) args="mode=torch topology=$bind_xml bind=auto" ;;
 	full) args="mode=torch topology=$bind_xml bind=auto profiles=$profdir profile=$bind_profile" ;;
+	hang) args="mode=torch debug=hang hang_python=$top_srcdir/helpers/python" ;;
 	esac
 	if [ "$1" = none ] || [ "$1" = none2 ]; then
 		printf '' > "$RDZV_CLUSTER_DIR/plugstack.conf"
@@ -95,11 +96,12 @@ verify_launch() {
 	local c out want bad=0
 	for c in "${launch_configs[@]}"; do
 		set_config "$c"
-		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_DEBUG=${NCCL_DEBUG-unset}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
+		out=$(step bash -c 'echo "task $SLURM_PROCID RANK=${RANK-unset} CUDA_DEVICE_ORDER=${CUDA_DEVICE_ORDER-unset} NCCL_IB_HCA=${NCCL_IB_HCA-unset} UCX_NET_DEVICES=${UCX_NET_DEVICES-unset} NCCL_DEBUG=${NCCL_DEBUG-unset} HANG=${RDZV_HANG_DIR:+set}"' 2>"$out_dir/verify-$c.err" | sort -k2n)
 		printf '%s\n' "$out" > "$out_dir/verify-$c.out"
 		case $c in
 		none | none2 | off) want=$(printf '%s\n' "$out" | grep -c 'RANK=unset CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
-		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset') ;;
+		torch) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset.* HANG=$') ;;
+		hang) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA=unset.* HANG=set$') ;;
 		profile) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=unset NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=unset') ;;
 		bind) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1 UCX_NET_DEVICES=mlx5_[0-3]:1 ') ;;
 		full) want=$(printf '%s\n' "$out" | grep -c 'RANK=[0-9]* CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_IB_HCA==mlx5_.* UCX_NET_DEVICES=mlx5_[0-3]:1 ') ;;
@@ -113,8 +115,10 @@ verify_launch() {
 # none: rdzv.so not loaded; none2: the same again, an A/A control whose
 # ratio to none shows the noise floor of this run; off: loaded, mode=off;
 # torch: mode=torch; profile, bind: torch plus one of the two; full: torch +
-# binding + profile.
-launch_configs=(none none2 off torch profile bind full)
+# binding + profile; hang: torch + debug=hang (issue 27: armed, each task
+# makes its step directory and gets three variables; torch is the same
+# with it off, the default).
+launch_configs=(none none2 off torch profile bind full hang)
 
 # A new random order of "$@" in $order each round (seeded: BENCH_SEED), so
 # that no configuration always runs first, or always after the same one.
