@@ -219,6 +219,8 @@ static int collect(const char *jobstep)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
+	for (i = 0; i < MAX_PROCS; i++)
+		c[i].pidfd = -1;
 	if (!(proc = opendir("/proc"))) {
 		fprintf(stderr, PROG ": %s: cannot read /proc: %s\n", node, strerror(errno));
 		return 1;
@@ -226,7 +228,7 @@ static int collect(const char *jobstep)
 	while ((d = readdir(proc)) && nc < MAX_PROCS) {
 		char path[64], status[8192];
 
-		if (c[nc].pidfd > 0) /* the last one was not kept */
+		if (c[nc].pidfd >= 0) /* the last one was not kept */
 			close(c[nc].pidfd);
 		c[nc].pidfd = -1;
 		{ /* a block: its declarations after the reset above */
@@ -273,7 +275,7 @@ static int collect(const char *jobstep)
 			nc++;
 		}
 	}
-	if (nc < MAX_PROCS && c[nc].pidfd > 0)
+	if (nc < MAX_PROCS && c[nc].pidfd >= 0)
 		close(c[nc].pidfd);
 	closedir(proc);
 	/* A rank's own process is the oldest of those with its RANK (spawned
@@ -371,7 +373,8 @@ static int collect(const char *jobstep)
  * timeout_s. Returns the exit status (as waitpid's), -1 on error. */
 static int run_capture(char **argv, char **envp, int timeout_s, char **out, size_t *outlen)
 {
-	int p[2], status = 0;
+	int p[2], status = 0, killed = 0;
+	long t;
 	pid_t pid;
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap);
@@ -401,6 +404,12 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 	for (;;) {
 		ssize_t n;
 
+		if (now_ms() > deadline) {
+			kill(pid, SIGTERM);
+			fprintf(stderr, PROG ": %s did not end within %d s: stopped\n", argv[0], timeout_s);
+			killed = 1;
+			break;
+		}
 		if (len + 4096 > cap) {
 			char *nb = cap < 64u * 1024 * 1024 ? realloc(buf, cap * 2) : NULL;
 
@@ -418,16 +427,16 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 			break;
 		if (errno != EAGAIN && errno != EINTR)
 			break;
-		if (now_ms() > deadline) {
-			kill(pid, SIGTERM);
-			fprintf(stderr, PROG ": %s did not end within %d s: stopped\n", argv[0], timeout_s);
-			break;
-		}
 		sleep_ms(10);
 	}
 	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* srun ends on SIGTERM (it cancels the collectors' step); 5 s more,
+	 * then SIGKILL. */
+	for (t = 0; waitpid(pid, &status, killed ? WNOHANG : 0) == 0; t += 50) {
+		if (t == 5000)
+			kill(pid, SIGKILL);
+		sleep_ms(50);
+	}
 	buf[len] = '\0';
 	*out = buf;
 	*outlen = len;
@@ -463,6 +472,28 @@ static void argv_free(char **v)
 	free(v);
 }
 
+/* A variable srun reads as one of its options (srun(1), INPUT ENVIRONMENT
+ * VARIABLES) that would change the collectors' layout, inherited from the
+ * batch script's job (SLURM_NTASKS=64 would make 32 collectors a node). */
+static int srun_input(const char *e)
+{
+	static const char *const names[] = {
+		"SLURM_NTASKS=", "SLURM_NPROCS=", "SLURM_NTASKS_PER_NODE=", "SLURM_NTASKS_PER_SOCKET=",
+		"SLURM_NTASKS_PER_CORE=", "SLURM_NTASKS_PER_GPU=", "SLURM_CPUS_PER_TASK=",
+		"SLURM_TRES_PER_TASK=", "SLURM_CPUS_PER_GPU=", "SLURM_GPUS=", "SLURM_GPUS_PER_NODE=",
+		"SLURM_GPUS_PER_TASK=", "SLURM_GPUS_PER_SOCKET=", "SLURM_MEM_PER_CPU=",
+		"SLURM_MEM_PER_GPU=", "SLURM_MEM_PER_NODE=", "SLURM_DISTRIBUTION=", "SLURM_HOSTFILE=",
+		"SLURM_CPU_BIND=", "SLURM_EXACT=", "SLURM_EXCLUSIVE=", "SLURM_ARBITRARY_NODELIST=",
+		"SLURM_UNBUFFERED_IO=", "SLURM_LABELIO=", "SLURM_CONTAINER=", NULL
+	};
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (strncmp(e, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
 /* The environment for the collectors' srun: the caller's, without what
  * would give the collector step a rendezvous mode (the batch script's
  * --rdzv as Slurm exports it, RDZV_MODE) or a debug mode. */
@@ -479,7 +510,7 @@ static char **collector_env(void)
 		if (strncmp(environ[i], "_SLURM_SPANK_OPTION_rdzv_", 25) == 0
 		    || strncmp(environ[i], "RDZV_MODE=", 10) == 0
 		    || strncmp(environ[i], "RDZV_DEBUG=", 11) == 0
-		    || strncmp(environ[i], "SLURM_KILL_BAD_EXIT=", 20) == 0)
+		    || strncmp(environ[i], "SLURM_KILL_BAD_EXIT=", 20) == 0 || srun_input(environ[i]))
 			continue;
 		e[k++] = environ[i];
 	}
@@ -531,6 +562,57 @@ static int list_steps(uint32_t job, long want, struct step *s, int max, char **e
 	return n;
 }
 
+/* srun --label's output ("%*d: line" per line, the collectors' lines
+ * interleaved as they came) regrouped: every task's lines together, in task
+ * order, labels removed; unlabelled lines are dropped. A malloc()ed string,
+ * or NULL. */
+static char *unlabel(const char *out, long tasks)
+{
+	size_t *len = calloc((size_t)tasks, sizeof(*len)), total = 0, at = 0;
+	char **buf = calloc((size_t)tasks, sizeof(*buf)), *all = NULL;
+	const char *p, *e, *q;
+	long t, k;
+
+	if (!len || !buf)
+		goto out;
+	for (p = out; *p; p = e) {
+		char *nb;
+
+		e = strchr(p, '\n');
+		e = e ? e + 1 : p + strlen(p);
+		for (q = p; q < e && *q == ' '; q++)
+			;
+		for (k = 0; q < e && *q >= '0' && *q <= '9' && k <= tasks; q++)
+			k = k * 10 + (*q - '0');
+		if (q == p || q + 1 >= e || q[0] != ':' || q[1] != ' ' || k >= tasks
+		    || q[-1] < '0' || q[-1] > '9')
+			continue;
+		q += 2;
+		if (!(nb = realloc(buf[k], len[k] + (size_t)(e - q) + 2)))
+			goto out;
+		buf[k] = nb;
+		memcpy(buf[k] + len[k], q, (size_t)(e - q));
+		len[k] += (size_t)(e - q);
+		if (e[-1] != '\n')
+			buf[k][len[k]++] = '\n';
+		total += (size_t)(e - q) + 1;
+	}
+	if (!(all = malloc(total + 1)))
+		goto out;
+	for (t = 0; t < tasks; t++) {
+		if (buf[t])
+			memcpy(all + at, buf[t], len[t]);
+		at += buf[t] ? len[t] : 0;
+	}
+	all[at] = '\0';
+out:
+	for (t = 0; buf && t < tasks; t++)
+		free(buf[t]);
+	free(buf);
+	free(len);
+	return all;
+}
+
 static int by_rank(const void *a, const void *b)
 {
 	const struct rdzv_hang_rank *x = a, *y = b;
@@ -542,9 +624,9 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 {
 	char js[32], nn[24], err[256], where[512], verdict[8192], *out = NULL, *p, *end, **argv;
 	char jobid[16];
-	const char *args[] = { "srun", "--jobid", jobid, "--overlap", "-N", nn, "-w", s->nodes,
-		               "--ntasks-per-node=1", "--quiet", "-K0", "--gres=none", self,
-		               "--collect", js, NULL };
+	const char *args[] = { "srun", "--jobid", jobid, "--overlap", "-N", nn, "-n", nn, "-w",
+		               s->nodes, "--ntasks-per-node=1", "--label", "--quiet", "-K0",
+		               "--gres=none", self, "--collect", js, NULL };
 	struct rdzv_hang_rank *r = NULL;
 	size_t len, n = 0, cap = 0, i;
 	uint32_t world = 0;
@@ -566,6 +648,10 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 		fprintf(stderr, PROG ": step %s: cannot run srun\n", js);
 		return 1;
 	}
+	/* Each collector's lines together: srun interleaves the nodes'. */
+	p = unlabel(out, count);
+	free(out);
+	out = p;
 	for (p = out; p && *p; p = end) {
 		end = strchr(p, '\n');
 		end = end ? end + 1 : p + strlen(p);
@@ -589,7 +675,7 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 			if (rdzv_hang_record_header(p, (size_t)(end - p - (end[-1] == '\n')), &one.rank,
 			                            one.node, sizeof(one.node), &pid) < 0)
 				continue;
-			stop = strstr(body, "\n@end\n");
+			stop = strstr(end - 1, "\n@end\n"); /* from the header's newline: an empty body too */
 			stop = stop ? stop + 1 : body + strlen(body);
 			one.have = rdzv_hang_parse(body, (size_t)(stop - body), &one.w) == 0;
 			end = *stop ? stop + 5 : stop;
@@ -652,7 +738,7 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 	for (i = 0; i < n; i++)
 		rc |= !r[i].have;
 	free(r);
-	return named > 0 || rc || n == 0 ? 3 : 0;
+	return named != 0 || rc || n == 0 ? 3 : 0; /* -1: a verdict too long to print names ranks */
 }
 
 int main(int argc, char **argv)

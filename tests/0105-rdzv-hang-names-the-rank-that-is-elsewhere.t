@@ -87,8 +87,11 @@ check_case() { # check_case NAME HOW BAD LINE FUNC MODE-LABEL
 # 1. --rdzv=torch, rank 2 asleep (the issue's case).
 if launch sleep --ntasks-per-node=2 --rdzv=torch --rdzv-debug=hang $PY "$prog" sleep:2 "$tmp/sleep"; then
 	check_case sleep sleep 2 "$l_sleep" wait_here "--rdzv=torch, rank 2 asleep"
-	ask
+	# Again, as from a batch script of 64 tasks (srun reads SLURM_NTASKS
+	# as -n): still one collector a node, each rank once.
+	SLURM_NTASKS=64 SLURM_NTASKS_PER_NODE=32 ask
 	like "$got" "rank 2 +$(node_of sleep 2) +hang_rank.py:$l_sleep in wait_here" "... asked again: the same answer (nothing was stopped)"
+	is "$(printf '%s\n' "$got" | grep -c '^  rank ')" 4 "... each rank once, though the caller's SLURM_NTASKS=64"
 	kill -0 "$srun_pid" 2>/dev/null; ok $? "... and the step is still running"
 else
 	ok 1 "--rdzv=torch: the 4 ranks got into place"

@@ -8,6 +8,8 @@
 # whatever the main thread is blocked in. Then runs the sitecustomize this
 # file shadows (Debian's, an image's, a user's), as Python would have.
 # Costs one open file per Python process of the step; nothing when unarmed.
+# faulthandler names the main thread last; a process of more than 100
+# threads may have it left out (faulthandler prints at most 100).
 
 
 def _rdzv_arm():
@@ -19,6 +21,7 @@ def _rdzv_arm():
     try:
         import atexit
         import faulthandler
+        import signal
 
         sig = int(os.environ.get("RDZV_HANG_SIGNAL", "41"))
         path = os.path.join(d, "%d.stack" % os.getpid())
@@ -31,10 +34,14 @@ def _rdzv_arm():
             if os.getpid() != pid:  # a forked child exiting normally
                 return
             try:
+                # Ignored from here on, not back to its default action
+                # (which ends a process): a collector that saw the handler
+                # a moment ago may still send it. The step's directory
+                # stays: another process of the task may arm there later.
                 faulthandler.unregister(sig)
+                signal.signal(sig, signal.SIG_IGN)
                 os.unlink(path)
-                os.rmdir(d)  # the last process of the node's step
-            except OSError:
+            except (OSError, ValueError):
                 pass
 
         atexit.register(done)
@@ -49,10 +56,13 @@ def _rdzv_chain():
     import os
     import sys
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    if getattr(sys, "_rdzv_chained", False):  # never twice, whatever the path spelling
+        return
+    sys._rdzv_chained = True
+    me = os.path.realpath(__file__)
+    path = [p for p in sys.path if os.path.realpath(p or ".") != os.path.dirname(me)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
-    if spec is None or spec.loader is None:
+    if spec is None or spec.loader is None or (spec.origin and os.path.realpath(spec.origin) == me):
         return
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

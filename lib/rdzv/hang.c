@@ -240,7 +240,7 @@ int rdzv_hang_verdict(const struct rdzv_hang_rank *r, size_t n, char *out, size_
 			        where) < 0)
 				return -1;
 		}
-		return 0;
+		return (int)have; /* no verdict: every rank is named with its place */
 	}
 	rdzv_hang_where_text(&r[best].w, where, sizeof(where));
 	if (best_count == have) {

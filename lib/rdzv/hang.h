@@ -67,8 +67,9 @@ struct rdzv_hang_rank {
  *   "rdzv-hang: rank 2 (n2) is not where the other 3 ranks are (all_reduce
  *    at train.py:12 in main): rank 2 at train.py:10 in main"
  *   "rdzv-hang: all 4 ranks are at all_reduce at train.py:12 in main ..."
- * Returns the number of ranks named (0 when all agree or nothing came), or
- * -1 when out is too small. */
+ * Returns the number of ranks named (0 when all agree or nothing came;
+ * with two places holding as many ranks, no verdict: every rank that
+ * answered, listed with its place), or -1 when out is too small. */
 int rdzv_hang_verdict(const struct rdzv_hang_rank *r, size_t n, char *out, size_t len);
 
 /* One collector record: "@rank R node N pid P\n" DUMP "@end\n". Parses the
