@@ -215,14 +215,20 @@ static int collect(const char *jobstep)
 	snprintf(jobs, sizeof(jobs), "%u", job);
 	snprintf(steps, sizeof(steps), "%ld", step);
 	snprintf(node, sizeof(node), "%s", getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?");
-	if (!(env = malloc(ENV_MAX)) || !(c = calloc(MAX_PROCS, sizeof(*c)))) {
+	env = malloc(ENV_MAX);
+	c = calloc(MAX_PROCS, sizeof(*c));
+	if (!env || !c) {
 		fprintf(stderr, PROG ": out of memory\n");
+		free(env);
+		free(c);
 		return 1;
 	}
 	for (i = 0; i < MAX_PROCS; i++)
 		c[i].pidfd = -1;
 	if (!(proc = opendir("/proc"))) {
 		fprintf(stderr, PROG ": %s: cannot read /proc: %s\n", node, strerror(errno));
+		free(env);
+		free(c);
 		return 1;
 	}
 	while ((d = readdir(proc)) && nc < MAX_PROCS) {
