@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "failure.h" /* rdzv_environ_rank: the torchrun watcher reads RANK the same way */
 #include "hang.h"
 #include "hostlist.h"
 
@@ -261,7 +262,7 @@ static int collect(const char *jobstep)
 			    /* this node's: nodes may share one /proc (slurmd -N) */
 			    || ((v = env_in(env, (size_t)n, "SLURMD_NODENAME")) && strcmp(v, node) != 0)
 			    || !(dir = env_in(env, (size_t)n, "RDZV_HANG_DIR")) || dir[0] != '/'
-			    || parse_u32(env_in(env, (size_t)n, "RANK"), &rank) < 0)
+			    || rdzv_environ_rank(env, (size_t)n, &rank) < 0)
 				continue;
 			if (!world && parse_u32(env_in(env, (size_t)n, "WORLD_SIZE"), &w) == 0)
 				world = w;
