@@ -3,7 +3,9 @@
  * own command line scanned for -w/--nodelist/-F. Input: the first line is a
  * plan; every following line is one word of an srun command line.
  * Invariants: an accepted plan has a port in range and a host (maybe empty)
- * that fits, and formats back to a string that parses to the same plan; the
+ * that fits, and formats back (into a buffer sized as spank/local.c sizes
+ * it; one byte less is refused) to a string that parses to the same plan,
+ * node order included; the
  * command-line scan returns a value that fits its buffer and never reads
  * past argc; the first line read as an exported JAX_COORDINATOR_ADDRESS
  * (rdzv_hostport_split) gives a non-empty host that fits and a port in
@@ -17,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_pieces p;
 	struct rdzv_plan plan, again;
-	char err[256], text[RDZV_HOST_MAX + 64], out[64];
+	char err[256], *text, out[64];
+	size_t textlen;
 	int is_file = 0, rc;
 
 	if (fuzz_split(data, size, &p) < 0)
@@ -25,12 +28,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rdzv_plan_parse(p.v[0], &plan, err, sizeof(err)) == 0) {
 		FUZZ_ASSERT(plan.port >= RDZV_PORT_MIN);
 		FUZZ_ASSERT(strlen(plan.host) < sizeof(plan.host));
-		FUZZ_ASSERT(rdzv_plan_format(&plan, text, sizeof(text)) == 0);
+		/* As spank/local.c sizes it: the host, the node order and the rest. */
+		textlen = sizeof(plan.host) + (plan.order ? strlen(plan.order) : 0) + 64;
+		FUZZ_ASSERT((text = malloc(textlen)) != NULL);
+		FUZZ_ASSERT(rdzv_plan_format(&plan, text, textlen) == 0);
 		FUZZ_ASSERT(rdzv_plan_parse(text, &again, err, sizeof(err)) == 0);
 		FUZZ_ASSERT(again.job_id == plan.job_id && again.step_id == plan.step_id
 		            && again.port == plan.port
 		            && again.port_from_option == plan.port_from_option
-		            && strcmp(again.host, plan.host) == 0);
+		            && strcmp(again.host, plan.host) == 0
+		            && again.order_known == plan.order_known
+		            && strcmp(again.order ? again.order : "", plan.order ? plan.order : "") == 0);
+		/* One byte short of what it needs: refused, never cut. */
+		FUZZ_ASSERT(rdzv_plan_format(&plan, text, strlen(text)) < 0);
+		free(text);
 	}
 	{
 		char host[64];
