@@ -558,8 +558,8 @@ static int list_steps(uint32_t job, long want, struct step *s, int max, char **e
 		long stp;
 
 		if (sscanf(line, "%63s %4095s", id, nodes) != 2 || parse_jobstep(id, &j, &stp) < 0
-		    || stp < 0 || j != job || stp == self || (want >= 0 && stp != want))
-			continue; /* batch, extern, interactive, this step */
+		    || stp < 0 || j != job || (want < 0 && stp == self) || (want >= 0 && stp != want))
+			continue; /* batch, extern, interactive, this step unless asked for */
 		s[n].job = j;
 		s[n].step = (uint32_t)stp;
 		snprintf(s[n].nodes, sizeof(s[n].nodes), "%s", nodes);

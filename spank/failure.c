@@ -93,9 +93,10 @@ void rdzv_failure_local_init(void)
 	free(buf);
 }
 
-/* The socket the nodes report to: any address, a port of the kernel's.
- * Returns the port, or 0 when there is none. */
-static uint16_t open_reports(void)
+/* A datagram socket on any address (IPv6 and IPv4, else IPv4), a port of the
+ * kernel's: the nodes' reports here, rdzv-hang's asks in hang.c. Returns the
+ * socket (non-blocking, close-on-exec) and *port, or -1. */
+int rdzv_dgram_listen(uint16_t *port)
 {
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
@@ -125,11 +126,20 @@ static uint16_t open_reports(void)
 	if (s < 0 || getsockname(s, (struct sockaddr *)&got, &len) < 0) {
 		if (s >= 0)
 			close(s);
-		return 0;
+		return -1;
 	}
-	fl.sock = s;
-	return got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
-	                                 : ntohs(((struct sockaddr_in *)&got)->sin_port);
+	*port = got.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&got)->sin6_port)
+	                                  : ntohs(((struct sockaddr_in *)&got)->sin_port);
+	return s;
+}
+
+/* The socket the nodes report to. Returns the port, or 0 when there is none. */
+static uint16_t open_reports(void)
+{
+	uint16_t port = 0;
+
+	fl.sock = rdzv_dgram_listen(&port);
+	return fl.sock >= 0 ? port : 0;
 }
 
 void rdzv_failure_local_user_init(spank_t sp)
@@ -177,20 +187,32 @@ void rdzv_failure_local_exit(void)
 {
 	char buf[RDZV_FAILURE_DGRAM_MAX], line[RDZV_FAILURE_DGRAM_MAX + 128];
 	struct rdzv_failure f;
+	const char *verdict = rdzv_hang_verdict_line();
 	ssize_t n;
 
-	if (fl.sock < 0)
+	if (fl.sock < 0) {
+		if (verdict)
+			fprintf(stderr, RDZV_TAG ": a collective timed out: %s\n", verdict);
 		return;
+	}
 	while ((n = recv(fl.sock, buf, sizeof(buf), 0)) > 0) {
 		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != fl.job
 		    || f.step_id != fl.step || f.nonce != fl.nonce)
 			continue;
 		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {
-			fprintf(stderr, "%s\n", line);
+			/* After a collective timed out (hang.c): whom the ranks
+			 * waited for, not only the first that gave up. */
+			if (verdict)
+				fprintf(stderr, "%s; a collective timed out: %s\n", line, verdict);
+			else
+				fprintf(stderr, "%s\n", line);
 			fflush(stderr);
+			verdict = NULL;
 		}
 		break;
 	}
+	if (verdict)
+		fprintf(stderr, RDZV_TAG ": a collective timed out: %s\n", verdict);
 	close(fl.sock);
 	fl.sock = -1;
 }

@@ -10,18 +10,40 @@
  *   so that every Python process of the task, torchrun's workers included,
  *   registers faulthandler there (helpers/python/sitecustomize.py).
  *   Nothing is set, made or read when it is off. Runs as the user: the
- *   directory and files are the user's, under the user's TMPDIR. */
+ *   directory and files are the user's, under the user's TMPDIR.
+ *   --rdzv-collective-timeout / collective_timeout= add
+ *     RDZV_COLLECTIVE_TIMEOUT=SECONDS
+ *   which sitecustomize.py makes torch.distributed's default timeout.
+ *
+ *   srun, local_user_init (armed steps only): a datagram socket and a thread
+ *   for the asks of ranks whose collective timed out (lib/rdzv/hang.h);
+ *   RDZV_HANG_ASK exported to the step. The first ask runs rdzv-hang
+ *   (hang_helper=) on the step, once, as the user (srun is the user's); its
+ *   table goes to srun's stderr, its verdict to the failure line
+ *   (failure.c), and every rank that asked is answered so that it exits.
+ *   srun, exit: the thread stopped (a running rdzv-hang is stopped too). */
+#define _GNU_SOURCE 1 /* pipe2 */
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
 #include "hang.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* mkdir DIR 0700, or an existing one that is a directory of this user's
  * that nobody else can write. Returns 0 or -1 with err. */
@@ -42,22 +64,43 @@ static int own_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+uint32_t rdzv_hang_timeout(void)
+{
+	return rdzv.opts.collective_timeout >= 0 ? (uint32_t)rdzv.opts.collective_timeout
+	                                         : rdzv.conf.collective_timeout;
+}
+
+/* --rdzv-debug wins; else debug= or a collective timeout (whose end names
+ * the culprit only when armed). */
 int rdzv_hang_armed(void)
 {
-	return rdzv.opts.debug_hang >= 0 ? rdzv.opts.debug_hang : rdzv.conf.debug_hang;
+	if (rdzv.opts.debug_hang >= 0)
+		return rdzv.opts.debug_hang;
+	return rdzv.conf.debug_hang || rdzv_hang_timeout() > 0;
 }
 
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, size_t errlen)
 {
 	char tmp[RDZV_PATH_MAX], dir[RDZV_PATH_MAX + 64], step_dir[RDZV_PATH_MAX + 96];
-	char sig[16], *pp = NULL, *path = NULL;
-	uint32_t job = 0, step = 0;
+	char sig[16], secs[16], *pp = NULL, *path = NULL;
+	uint32_t job = 0, step = 0, timeout = rdzv_hang_timeout();
 	size_t need;
-	int rc;
+	int rc, armed = rdzv_hang_armed();
 
 	(void)rank;
-	if (!rdzv_hang_armed())
+	if (!armed && !timeout)
 		return 0;
+	if (timeout) {
+		snprintf(secs, sizeof(secs), "%u", (unsigned)timeout);
+		if (spank_setenv(sp, "RDZV_COLLECTIVE_TIMEOUT", secs, 1) != ESPANK_SUCCESS) {
+			snprintf(err, errlen, "--rdzv-collective-timeout: cannot set the task's environment");
+			return -1;
+		}
+	}
+	if (!armed) {
+		step_dir[0] = '\0';
+		goto python;
+	}
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
 		return 0;
@@ -72,8 +115,11 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, s
 			fprintf(stderr, RDZV_TAG ": warning: --rdzv-debug=hang: %s; rdzv-hang will not "
 			        "see this node's ranks\n", err);
 		err[0] = '\0';
-		return 0;
+		if (!timeout)
+			return 0;
+		step_dir[0] = '\0'; /* the timeout still holds */
 	}
+python:
 	snprintf(sig, sizeof(sig), "%d", RDZV_HANG_SIGNAL);
 	rc = rdzv_job_getenv_dup(sp, "PYTHONPATH", &pp);
 	need = strlen(rdzv.conf.hang_python) + (rc > 0 && pp && *pp ? strlen(pp) + 1 : 0) + 1;
@@ -86,8 +132,8 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, s
 		snprintf(path, need, "%s:%s", rdzv.conf.hang_python, pp);
 	else
 		snprintf(path, need, "%s", rdzv.conf.hang_python);
-	rc = spank_setenv(sp, "RDZV_HANG_DIR", step_dir, 1) != ESPANK_SUCCESS
-	     || spank_setenv(sp, "RDZV_HANG_SIGNAL", sig, 1) != ESPANK_SUCCESS
+	rc = (step_dir[0] && (spank_setenv(sp, "RDZV_HANG_DIR", step_dir, 1) != ESPANK_SUCCESS
+	                      || spank_setenv(sp, "RDZV_HANG_SIGNAL", sig, 1) != ESPANK_SUCCESS))
 	     || spank_setenv(sp, "PYTHONPATH", path, 1) != ESPANK_SUCCESS;
 	free(path);
 	free(pp);
@@ -96,7 +142,233 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, s
 		return -1;
 	}
 	if (rdzv.verbose && first_local)
-		fprintf(stderr, RDZV_TAG ": %s:   debug=hang: RDZV_HANG_DIR=%s, PYTHONPATH starts with %s\n",
-		        rdzv.nodename[0] ? rdzv.nodename : "?", step_dir, rdzv.conf.hang_python);
+		fprintf(stderr, RDZV_TAG ": %s:   debug=hang: RDZV_HANG_DIR=%s, collective timeout %s, "
+		        "PYTHONPATH starts with %s\n", rdzv.nodename[0] ? rdzv.nodename : "?",
+		        step_dir[0] ? step_dir : "(none)", timeout ? secs : "PyTorch's",
+		        rdzv.conf.hang_python);
 	return 0;
+}
+
+/* ---- srun: the asks of ranks whose collective timed out ---- */
+
+#define ASKERS_MAX 256
+#define HELPER_TIMEOUT_MS 30000
+#define HELPER_OUT_MAX 65536
+
+static struct {
+	int sock, stop[2];
+	pthread_t th;
+	int started;
+	uint32_t job, step;
+	uint64_t nonce;
+	pthread_mutex_t mu;
+	char verdict[1024]; /* rdzv-hang's verdict line, without "rdzv-hang: " */
+} hs = { .sock = -1, .stop = { -1, -1 }, .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* rdzv-hang JOB.STEP, its stdout kept (its stderr is srun's), stopped when
+ * it outlives HELPER_TIMEOUT_MS or srun is done. Returns its output or NULL. */
+static char *run_helper(void)
+{
+	char js[32], *argv[3], *out = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	int p[2], st, killed = 0;
+	size_t len = 0;
+	long deadline = now_ms() + HELPER_TIMEOUT_MS;
+	pid_t pid;
+
+	snprintf(js, sizeof(js), "%u.%u", hs.job, hs.step);
+	argv[0] = rdzv.conf.hang_helper;
+	argv[1] = js;
+	argv[2] = NULL;
+	if (!(out = calloc(1, HELPER_OUT_MAX + 1)) || pipe2(p, O_CLOEXEC) < 0) {
+		free(out);
+		return NULL;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawnattr_init(&at);
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&at, &none);     /* not this thread's mask */
+	posix_spawnattr_setsigdefault(&at, &all);   /* nor srun's handlers */
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	st = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	close(p[1]);
+	if (st != 0) {
+		fprintf(stderr, RDZV_TAG ": cannot run %s: %s\n", argv[0], strerror(st));
+		close(p[0]);
+		free(out);
+		return NULL;
+	}
+	for (;;) {
+		struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
+		long left = deadline - now_ms();
+		ssize_t n;
+
+		if (left <= 0 || (poll(pf, 2, (int)left) > 0 && (pf[1].revents & POLLIN))) {
+			kill(pid, SIGTERM);
+			killed = 1;
+			break;
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		n = read(p[0], out + len, len < HELPER_OUT_MAX ? HELPER_OUT_MAX - len : 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len < HELPER_OUT_MAX)
+			len += (size_t)n;
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	out[len] = '\0';
+	if (killed)
+		fprintf(stderr, RDZV_TAG ": %s %s was stopped after %d s\n", argv[0], js,
+		        HELPER_TIMEOUT_MS / 1000);
+	return out;
+}
+
+/* The table to srun's stderr; the verdict kept. */
+static void take_output(const char *out)
+{
+	const char *l = out, *e;
+
+	for (; *l; l = *e ? e + 1 : e) {
+		e = strchr(l, '\n');
+		if (!e)
+			e = l + strlen(l);
+		if (e > l)
+			fprintf(stderr, "%.*s\n", (int)(e - l), l);
+		if ((size_t)(e - l) > 11 && strncmp(l, "rdzv-hang: ", 11) == 0) {
+			pthread_mutex_lock(&hs.mu);
+			snprintf(hs.verdict, sizeof(hs.verdict), "%.*s", (int)(e - l - 11), l + 11);
+			pthread_mutex_unlock(&hs.mu);
+		}
+	}
+	fflush(stderr);
+}
+
+static void *ask_thread(void *arg)
+{
+	struct sockaddr_storage who[ASKERS_MAX], from;
+	socklen_t wlen[ASKERS_MAX], flen;
+	char buf[RDZV_HANG_DGRAM_MAX + 1], done[128];
+	struct rdzv_hang_ask a;
+	int nwho = 0, asked = 0, said = 0, i;
+
+	(void)arg;
+	if (rdzv_hang_done_format(hs.job, hs.step, hs.nonce, done, sizeof(done)) < 0)
+		return NULL;
+	for (;;) {
+		struct pollfd pf[2] = { { hs.sock, POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
+		ssize_t n;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			break;
+		/* Every ask waiting, then one run of rdzv-hang, then the answers. */
+		while (flen = sizeof(from),
+		       (n = recvfrom(hs.sock, buf, RDZV_HANG_DGRAM_MAX, 0, (struct sockaddr *)&from,
+		                     &flen)) >= 0) {
+			if (rdzv_hang_ask_decode(buf, (size_t)n, &a) < 0 || a.job_id != hs.job
+			    || a.step_id != hs.step || a.nonce != hs.nonce)
+				continue;
+			if (!asked && !said++)
+				fprintf(stderr, RDZV_TAG ": rank %u (node %s) timed out in a collective%s%s; "
+				        "asking every rank of the step where it is\n", a.rank, a.node,
+				        a.what[0] ? ": " : "", a.what);
+			if (nwho < ASKERS_MAX) {
+				memcpy(&who[nwho], &from, flen);
+				wlen[nwho++] = flen;
+			}
+		}
+		if (nwho && !asked) {
+			char *out;
+
+			asked = 1;
+			fflush(stderr);
+			if ((out = run_helper())) {
+				take_output(out);
+				free(out);
+			}
+		}
+		for (i = 0; i < nwho; i++)
+			(void)sendto(hs.sock, done, strlen(done), 0, (struct sockaddr *)&who[i], wlen[i]);
+		nwho = 0;
+	}
+	return NULL;
+}
+
+void rdzv_hang_local_user_init(spank_t sp)
+{
+	char text[96];
+	uint16_t port = 0;
+	int fd;
+
+	unsetenv(RDZV_HANG_ASK_VAR); /* an outer step's */
+	if (!rdzv_hang_armed() || spank_get_item(sp, S_JOB_ID, &hs.job) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_JOB_STEPID, &hs.step) != ESPANK_SUCCESS)
+		return;
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, &hs.nonce, sizeof(hs.nonce)) != (ssize_t)sizeof(hs.nonce))
+		hs.nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
+	if (fd >= 0)
+		close(fd);
+	if ((hs.sock = rdzv_dgram_listen(&port)) < 0 || pipe2(hs.stop, O_CLOEXEC) < 0
+	    || rdzv_hang_ask_var_format(hs.job, hs.step, port, hs.nonce, text, sizeof(text)) < 0)
+		goto fail;
+	if (pthread_create(&hs.th, NULL, ask_thread, NULL) != 0)
+		goto fail;
+	hs.started = 1;
+	/* srun merges its environment into the step's after this hook. */
+	if (setenv(RDZV_HANG_ASK_VAR, text, 1) == 0)
+		return;
+	rdzv_hang_local_exit();
+	return;
+fail:
+	slurm_spank_log(RDZV_TAG ": warning: --rdzv-debug=hang: cannot listen for the ranks' "
+	                "timeouts: a timed-out collective will not name the rank it waited for");
+	rdzv_hang_local_exit();
+}
+
+void rdzv_hang_local_exit(void)
+{
+	if (hs.started) {
+		if (write(hs.stop[1], "x", 1) < 0) {
+			/* the pipe is ours: cannot fail but for EINTR */
+		}
+		pthread_join(hs.th, NULL);
+		hs.started = 0;
+	}
+	if (hs.sock >= 0)
+		close(hs.sock);
+	if (hs.stop[0] >= 0)
+		close(hs.stop[0]);
+	if (hs.stop[1] >= 0)
+		close(hs.stop[1]);
+	hs.sock = hs.stop[0] = hs.stop[1] = -1;
+}
+
+const char *rdzv_hang_verdict_line(void)
+{
+	return hs.verdict[0] ? hs.verdict : NULL;
 }

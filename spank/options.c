@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE, OPT_DEBUG };
+enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE, OPT_DEBUG, OPT_TIMEOUT };
 
 static int report(int rc, const char *err)
 {
@@ -38,6 +38,8 @@ static int opt_cb(int val, const char *arg, int remote)
 		return report(rdzv_profile_option(arg, err, sizeof(err)), err);
 	case OPT_DEBUG:
 		return report(rdzv_opt_debug(&rdzv.opts, arg, err, sizeof(err)), err);
+	case OPT_TIMEOUT:
+		return report(rdzv_opt_collective_timeout(&rdzv.opts, arg, err, sizeof(err)), err);
 	}
 	return -1;
 }
@@ -61,6 +63,11 @@ static struct spank_option options[] = {
 	  RDZV_TAG ": hang: let rdzv-hang ask every Python process of the step where it is "
 	  "(faulthandler on a signal); off: not (default)",
 	  1, OPT_DEBUG, opt_cb },
+	{ "rdzv-collective-timeout", "TIME",
+	  RDZV_TAG ": how long a torch.distributed collective waits by default (e.g. 300, 5m; "
+	  "default: PyTorch's); a timeout then names the rank that never arrived (arms "
+	  "--rdzv-debug=hang)",
+	  1, OPT_TIMEOUT, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

@@ -83,6 +83,7 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	rc = rdzv_local_user_init(sp);
 	rdzv_failure_local_user_init(sp);
+	rdzv_hang_local_user_init(sp);
 	return rc;
 }
 
@@ -121,7 +122,9 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	if (spank_context() == S_CTX_REMOTE) {
 		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
-	} else if (spank_context() == S_CTX_LOCAL)
+	} else if (spank_context() == S_CTX_LOCAL) {
+		rdzv_hang_local_exit(); /* its verdict goes into the failure line */
 		rdzv_failure_local_exit();
+	}
 	return 0;
 }

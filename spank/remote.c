@@ -633,9 +633,9 @@ int rdzv_remote_task_init(spank_t sp)
 	struct rdzv_env_ops ops = { env_get, env_set, env_unset, &tenv };
 	int local_id = 0;
 
-	/* --rdzv-debug=hang arms the task with or without a mode (a user's
-	 * own torchrun); off, it costs one comparison. */
-	if (rdzv_hang_armed()) {
+	/* --rdzv-debug=hang or a collective timeout: the task, with or
+	 * without a mode (a user's own torchrun); off, two comparisons. */
+	if (rdzv_hang_armed() || rdzv_hang_timeout()) {
 		uint32_t r = 0;
 
 		if (spank_get_item(sp, S_TASK_GLOBAL_ID, &r) != ESPANK_SUCCESS

@@ -10,6 +10,59 @@
 # Costs one open file per Python process of the step; nothing when unarmed.
 # faulthandler names the main thread last; a process of more than 100
 # threads may have it left out (faulthandler prints at most 100).
+#
+# Also (issue 27, points 2 and 3):
+# - RDZV_COLLECTIVE_TIMEOUT=SECONDS (--rdzv-collective-timeout): becomes
+#   torch.distributed's default timeout (torch.distributed.constants'
+#   default_pg_timeout, and default_pg_nccl_timeout where it exists, set as
+#   that module is first imported, before distributed_c10d binds them:
+#   PyTorch 1.13 to 2.14 read no environment variable for it). A timeout
+#   the program passes itself is left alone.
+# - RDZV_HANG_ASK (srun's, in an armed step): when the program ends on a
+#   collective's timeout, the process asks srun to run rdzv-hang on the step
+#   and waits (at most RDZV_HANG_WAIT seconds, default 45) until srun has
+#   its answer, so that the ranks it waited for are still there to be asked;
+#   meanwhile rdzv-hang's signal gets the stack the timeout unwound.
+
+
+def _rdzv_timeout():
+    import os
+    import sys
+
+    v = os.environ.get("RDZV_COLLECTIVE_TIMEOUT", "")
+    if not v.isdigit() or int(v) <= 0:
+        return
+    secs = int(v)
+
+    class _Finder(object):
+        def find_spec(self, name, path, target=None):
+            if name != "torch.distributed.constants":
+                return None
+            import importlib.machinery
+
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                import datetime
+
+                t = datetime.timedelta(seconds=secs)
+                for attr in ("default_pg_timeout", "default_pg_nccl_timeout"):
+                    if isinstance(getattr(module, attr, None), datetime.timedelta):
+                        setattr(module, attr, t)
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    if "torch.distributed.constants" not in sys.modules:
+        sys.meta_path.insert(0, _Finder())
 
 
 def _rdzv_arm():
@@ -46,8 +99,85 @@ def _rdzv_arm():
 
         atexit.register(done)
         globals()["_rdzv_hang_file"] = f
+        _rdzv_on_timeout(f.fileno(), sig)
     except Exception:  # never break the user's program
         pass
+
+
+def _rdzv_on_timeout(fd, sig):
+    import os
+    import sys
+
+    ask = os.environ.get("RDZV_HANG_ASK", "").split(":")
+    host = os.environ.get("SLURM_SRUN_COMM_HOST", "")
+    if len(ask) != 3 or not ask[1].isdigit() or not host:
+        return
+    js, port, nonce = ask[0], int(ask[1]), ask[2]
+    prev = sys.excepthook
+
+    def timed_out(v):
+        import re
+
+        return (isinstance(v, (RuntimeError, TimeoutError))
+                and re.search(r"[Tt]imed out|[Tt]ime ?out", str(v)) is not None)
+
+    def hook(t, v, tb):
+        try:
+            if timed_out(v):
+                wait_for_srun(v, tb)
+        except Exception:
+            pass
+        prev(t, v, tb)
+
+    def wait_for_srun(v, tb):
+        import signal
+        import socket
+        import threading
+        import time
+        import traceback
+
+        # What faulthandler would have written had the collective not
+        # returned: the frames the exception unwound, innermost first.
+        text = "Current thread 0x%016x (most recent call first):\n" % threading.get_ident()
+        for fr in reversed(traceback.extract_tb(tb)):
+            text += '  File "%s", line %d in %s\n' % (fr.filename, fr.lineno or 0, fr.name)
+        data = (text + "\n").encode("utf-8", "replace")
+
+        def answer(signum, frame):
+            try:
+                os.write(fd, data)
+            except OSError:
+                pass
+
+        import faulthandler
+
+        faulthandler.unregister(sig)
+        signal.signal(sig, answer)
+        rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
+        node = os.environ.get("SLURMD_NODENAME", socket.gethostname().split(".")[0])
+        what = (str(v).splitlines() or [""])[0][:200]
+        msg = ("RDZVH1 ASK %s %s %s %s\n%s: %s" % (js, nonce, rank, node, type(v).__name__, what)).encode(
+            "ascii", "replace")
+        done = ("RDZVH1 DONE %s %s" % (js, nonce)).encode()
+        wait = os.environ.get("RDZV_HANG_WAIT", "45")
+        end = time.monotonic() + (int(wait) if wait.isdigit() else 45)
+        ai = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM)[0]
+        s = socket.socket(ai[0], socket.SOCK_DGRAM)
+        try:
+            while time.monotonic() < end:
+                s.sendto(msg, ai[4])
+                s.settimeout(max(0.1, min(5.0, end - time.monotonic())))
+                try:
+                    while True:
+                        got = s.recv(256)
+                        if got == done:
+                            return
+                except socket.timeout:
+                    continue
+        finally:
+            s.close()
+
+    sys.excepthook = hook
 
 
 def _rdzv_chain():
@@ -68,6 +198,10 @@ def _rdzv_chain():
     spec.loader.exec_module(mod)
 
 
+try:
+    _rdzv_timeout()
+except Exception:
+    pass
 _rdzv_arm()
 try:
     _rdzv_chain()

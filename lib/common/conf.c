@@ -18,6 +18,35 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
 	snprintf(c->hang_python, sizeof(c->hang_python), "%s", RDZV_HANG_PYTHON_DEFAULT);
+	snprintf(c->hang_helper, sizeof(c->hang_helper), "%s", RDZV_HANG_HELPER_DEFAULT);
+}
+
+int rdzv_timeout_parse(const char *val, uint32_t *secs)
+{
+	const char *p = val;
+	uint64_t n = 0, unit = 1;
+
+	if (!val || !*val)
+		return -1;
+	if (strcmp(val, "default") == 0 || strcmp(val, "off") == 0) {
+		*secs = 0;
+		return 0;
+	}
+	for (; *p >= '0' && *p <= '9'; p++) {
+		n = n * 10 + (uint64_t)(*p - '0');
+		if (n > RDZV_TIMEOUT_MAX)
+			return -1;
+	}
+	if (p == val)
+		return -1;
+	if (*p == 's' || *p == 'm' || *p == 'h') {
+		unit = *p == 's' ? 1 : *p == 'm' ? 60 : 3600;
+		p++;
+	}
+	if (*p || n == 0 || n * unit > RDZV_TIMEOUT_MAX)
+		return -1;
+	*secs = (uint32_t)(n * unit);
+	return 0;
 }
 
 int rdzv_debug_parse(const char *val)
@@ -123,6 +152,14 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen,
 				                "plugstack argument debug=%.32s: valid values are hang, off", val);
 			c->debug_hang = b;
+		} else if (strcmp(key, "collective_timeout") == 0) {
+			if (rdzv_timeout_parse(val, &c->collective_timeout) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument collective_timeout=%.32s: " RDZV_TIMEOUT_VALID,
+				                val);
+		} else if (strcmp(key, "hang_helper") == 0) {
+			if (set_string(c->hang_helper, sizeof(c->hang_helper), key, val, 1, err, errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "hang_python") == 0) {
 			if (set_string(c->hang_python, sizeof(c->hang_python), key, val, 1, err, errlen) < 0)
 				return -1;
@@ -161,7 +198,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
-			                "container_env, debug, hang_python)", key);
+			                "container_env, debug, collective_timeout, hang_python, hang_helper)", key);
 		}
 	}
 	return 0;
@@ -172,6 +209,7 @@ void rdzv_opts_init(struct rdzv_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->verbose = -1;
 	o->debug_hang = -1;
+	o->collective_timeout = -1;
 }
 
 int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
@@ -182,6 +220,17 @@ int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errle
 		return rdzv_err(err, errlen, "--rdzv-debug=%.32s: valid values are hang, off",
 		                val ? val : "");
 	o->debug_hang = b;
+	return 0;
+}
+
+int rdzv_opt_collective_timeout(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
+{
+	uint32_t t;
+
+	if (rdzv_timeout_parse(val, &t) < 0)
+		return rdzv_err(err, errlen, "--rdzv-collective-timeout=%.32s: " RDZV_TIMEOUT_VALID,
+		                val ? val : "");
+	o->collective_timeout = (int64_t)t;
 	return 0;
 }
 

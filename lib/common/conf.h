@@ -34,7 +34,22 @@ struct rdzv_conf {
 	int container_env;                     /* container_env=yes|no: APPTAINERENV_* copies */
 	int debug_hang;                        /* debug=hang|off: arm rdzv-hang by default */
 	char hang_python[RDZV_PATH_MAX];       /* hang_python=DIR: our sitecustomize.py */
+	uint32_t collective_timeout;           /* collective_timeout=: seconds, 0 PyTorch's */
+	char hang_helper[RDZV_PATH_MAX];       /* hang_helper=PATH: rdzv-hang, run by srun */
 };
+
+/* Where srun finds rdzv-hang to name the culprit of a collective timeout
+ * (configure's $(bindir)/rdzv-hang unless hang_helper= says otherwise). */
+#ifndef RDZV_HANG_HELPER_DEFAULT
+#define RDZV_HANG_HELPER_DEFAULT "/usr/bin/rdzv-hang"
+#endif
+
+/* collective_timeout= / --rdzv-collective-timeout=: how long a collective
+ * of torch.distributed may wait by default (issue 27): N, Ns, Nm or Nh,
+ * 1 s to 7 days; "default" (or "off") leaves PyTorch's own. 0 or -1. */
+#define RDZV_TIMEOUT_MAX (7u * 24 * 3600)
+#define RDZV_TIMEOUT_VALID "valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default"
+int rdzv_timeout_parse(const char *val, uint32_t *secs);
 
 /* Where the installed sitecustomize.py of debug=hang lives (configure's
  * $(pkgdatadir)/python unless hang_python= says otherwise). */
@@ -65,6 +80,7 @@ struct rdzv_opts {
 	char bind[RDZV_NAME_MAX];     /* "": not given */
 	char profile[RDZV_NAME_MAX];  /* "": not given */
 	int debug_hang;               /* --rdzv-debug=hang|off; -1: not given */
+	int64_t collective_timeout;   /* --rdzv-collective-timeout= seconds (0 PyTorch's); -1: not given */
 };
 
 void rdzv_opts_init(struct rdzv_opts *o);
@@ -75,6 +91,8 @@ int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen
 int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 /* --rdzv-debug=hang|off (issue 27). */
 int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+/* --rdzv-collective-timeout=DURATION|default (issue 27). */
+int rdzv_opt_collective_timeout(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 /* "hang" -> 1, "off"/"none" -> 0, else -1. */
 int rdzv_debug_parse(const char *val);
 

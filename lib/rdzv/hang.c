@@ -2,6 +2,7 @@
  * (hang.h). */
 #include "config.h"
 #include "hang.h"
+#include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -349,4 +350,93 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig)
 		}
 	}
 	return -1;
+}
+
+/* ---- the ask of a rank whose collective timed out ---- */
+
+int rdzv_hang_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
+                             char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%u.%u:%u:%016llx", job, step, port, (unsigned long long)nonce);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_hang_done_format(uint32_t job, uint32_t step, uint64_t nonce, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "RDZVH1 DONE %u.%u %016llx", job, step, (unsigned long long)nonce);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The next space-separated field of [*p, end): [*f, *f + *fl); 0 or -1. */
+static int field(const char **p, const char *end, const char **f, size_t *fl)
+{
+	const char *q = *p;
+
+	while (q < end && *q != ' ' && *q != '\n')
+		q++;
+	if (q == *p)
+		return -1;
+	*f = *p;
+	*fl = (size_t)(q - *p);
+	*p = q;
+	return 0;
+}
+
+int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
+{
+	const char *p = buf, *end = buf + n, *f, *dot;
+	size_t fl, i, k = 0;
+	uint64_t v;
+
+	memset(a, 0, sizeof(*a));
+	if (n < 11 || memcmp(buf, "RDZVH1 ASK ", 11) != 0)
+		return -1;
+	p += 11;
+	/* JOB.STEP */
+	if (field(&p, end, &f, &fl) < 0 || !(dot = memchr(f, '.', fl))
+	    || rdzv_parse_u64n(f, (size_t)(dot - f), 0, UINT32_MAX, &v) < 0)
+		return -1;
+	a->job_id = (uint32_t)v;
+	if (rdzv_parse_u64n(dot + 1, fl - (size_t)(dot - f) - 1, 0, UINT32_MAX, &v) < 0)
+		return -1;
+	a->step_id = (uint32_t)v;
+	/* NONCE: 1-16 hex digits */
+	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || fl > 16)
+		return -1;
+	for (i = 0, v = 0; i < fl; i++) {
+		char c = f[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (d < 0)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+	}
+	a->nonce = v;
+	/* RANK */
+	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0
+	    || rdzv_parse_u64n(f, fl, 0, UINT32_MAX, &v) < 0)
+		return -1;
+	a->rank = (uint32_t)v;
+	/* NODE */
+	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || fl >= sizeof(a->node))
+		return -1;
+	for (i = 0; i < fl; i++) {
+		char c = f[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		      || c == '-' || c == '.' || c == '_'))
+			return -1;
+	}
+	memcpy(a->node, f, fl);
+	a->node[fl] = '\0';
+	if (p == end)
+		return 0;
+	if (*p++ != '\n')
+		return -1;
+	for (; p < end && k + 1 < sizeof(a->what); p++)
+		a->what[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : ' ';
+	a->what[k] = '\0';
+	return 0;
 }

@@ -81,4 +81,34 @@ int rdzv_hang_record_header(const char *line, size_t len, uint32_t *rank, char *
  * whole status file. Returns 1, 0, or -1 when there is no SigCgt line. */
 int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
 
+/* ---- The end of a hang names the culprit (issue 27, point 2) ----
+ *
+ * srun, in an armed step, listens on a datagram socket and exports
+ *   RDZV_HANG_ASK=JOB.STEP:PORT:NONCE   (NONCE in hex)
+ * to the tasks. A rank whose collective times out (sitecustomize.py's
+ * excepthook) sends, to SLURM_SRUN_COMM_HOST:PORT,
+ *   "RDZVH1 ASK JOB.STEP NONCE RANK NODE\nWHAT"
+ * (WHAT: the exception's first line) and waits before it exits; srun runs
+ * rdzv-hang on the step once, keeps its verdict for the failure line, and
+ * answers every rank that asked with
+ *   "RDZVH1 DONE JOB.STEP NONCE". */
+#define RDZV_HANG_ASK_VAR "RDZV_HANG_ASK"
+#define RDZV_HANG_WHAT_MAX 256
+#define RDZV_HANG_DGRAM_MAX 1024
+
+struct rdzv_hang_ask {
+	uint32_t job_id, step_id, rank;
+	uint64_t nonce;
+	char node[64];
+	char what[RDZV_HANG_WHAT_MAX]; /* printable ASCII, maybe cut */
+};
+
+int rdzv_hang_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
+                             char *buf, size_t len);
+/* Strict: every field present and in range; a node of host-name
+ * characters; WHAT's bytes outside printable ASCII become spaces and a
+ * longer one is cut. 0 or -1. Never reads past n. */
+int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a);
+int rdzv_hang_done_format(uint32_t job, uint32_t step, uint64_t nonce, char *buf, size_t len);
+
 #endif

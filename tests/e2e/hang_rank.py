@@ -1,6 +1,6 @@
 """A step where one rank is not where the others are (tests/0105, rdzv-hang).
 
-    hang_rank.py HOW:RANK[,HOW:RANK...] DIR
+    hang_rank.py HOW:RANK[,HOW:RANK...] DIR [default-timeout]
 
 Every rank initialises gloo (env://), passes a barrier, then:
   each rank named, by its HOW:
@@ -11,6 +11,8 @@ Every rank initialises gloo (env://), passes a barrier, then:
 Each rank writes DIR/rank-R ("R NODE JOB.STEP PID") just before its last
 call, so a test knows when every rank is in place; the step ends when the
 test cancels it. Under torchrun, RANK is the worker's global rank.
+With default-timeout the process group gets torch.distributed's default
+timeout (tests/0106: --rdzv-collective-timeout sets it), else 3600 s.
 """
 import datetime
 import os
@@ -48,7 +50,10 @@ def main():
     d = sys.argv[2]
     import torch
     import torch.distributed as dist
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3600))
+    if sys.argv[3:] == ["default-timeout"]:
+        dist.init_process_group("gloo")
+    else:
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3600))
     rank = dist.get_rank()
     dist.barrier()
     arrived(d, rank)

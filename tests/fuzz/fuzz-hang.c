@@ -5,7 +5,9 @@
  * and a collective that is empty or one of the known calls' names; its
  * text fits; the verdict over copies of it names nobody (all agree) and
  * over it and a rank without a dump names nobody either; a header's node
- * has no space and its pid is positive; SigCgt answers -1, 0 or 1. */
+ * has no space and its pid is positive; SigCgt answers -1, 0 or 1; an
+ * ask (a datagram from the network, srun decodes it) that decodes has a
+ * node of host-name characters and a printable WHAT, both terminated. */
 #include "config.h"
 #include "fuzz.h"
 #include "hang.h"
@@ -59,6 +61,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_ASSERT(s >= -1 && s <= 1);
 		}
 		free(t);
+	}
+	{
+		struct rdzv_hang_ask a;
+		size_t i;
+
+		if (rdzv_hang_ask_decode((const char *)data, size, &a) == 0) {
+			FUZZ_ASSERT(memchr(a.node, '\0', sizeof(a.node)) && a.node[0]);
+			FUZZ_ASSERT(memchr(a.what, '\0', sizeof(a.what)));
+			for (i = 0; a.what[i]; i++)
+				FUZZ_ASSERT(a.what[i] >= 0x20 && a.what[i] < 0x7f);
+			for (i = 0; a.node[i]; i++)
+				FUZZ_ASSERT(a.node[i] != ' ' && a.node[i] != '\n');
+		}
 	}
 	return 0;
 }

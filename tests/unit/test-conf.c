@@ -106,7 +106,44 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, hang_python)", "the refusal lists container_env, debug and hang_python among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper)", "the refusal lists container_env, debug, collective_timeout, hang_python and hang_helper among the known keys");
+	conf_refused("collective_timeout=soon", "collective_timeout=soon: valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default", "collective_timeout=soon is refused naming the valid values");
+	conf_refused("collective_timeout=0", "valid values are a duration", "collective_timeout=0 is refused (default says PyTorch's)");
+	conf_refused("collective_timeout=8d", "valid values are a duration", "a unit that is not s, m or h");
+	conf_refused("collective_timeout=169h", "valid values are a duration", "more than 7 days");
+	conf_refused("hang_helper=rdzv-hang", "must be an absolute path", "hang_helper= must be absolute");
+	{
+		static const struct { const char *v; int rc; uint32_t s; } tt[] = {
+			{ "300", 0, 300 }, { "90s", 0, 90 }, { "5m", 0, 300 }, { "2h", 0, 7200 },
+			{ "168h", 0, 604800 }, { "604800", 0, 604800 }, { "604801", -1, 0 },
+			{ "default", 0, 0 }, { "off", 0, 0 }, { "", -1, 0 }, { "m", -1, 0 },
+			{ "5 m", -1, 0 }, { "-5", -1, 0 }, { "5ms", -1, 0 }, { "99999999999999999999", -1, 0 },
+		};
+		struct rdzv_conf dc;
+		struct rdzv_opts o;
+		char e[256];
+		size_t i;
+		uint32_t v;
+
+		for (i = 0; i < sizeof(tt) / sizeof(tt[0]); i++) {
+			v = 12345;
+			ok(rdzv_timeout_parse(tt[i].v, &v) == tt[i].rc && (tt[i].rc < 0 || v == tt[i].s),
+			   "timeout '%s': %s %u", tt[i].v, tt[i].rc ? "refused" : "accepted as", tt[i].s);
+		}
+		is_int(parse1("collective_timeout=10m", &dc), 0, "collective_timeout=10m is accepted");
+		is_int((int)dc.collective_timeout, 600, "... 600 s");
+		rdzv_conf_defaults(&dc);
+		is_int((int)dc.collective_timeout, 0, "the default is PyTorch's own (0)");
+		ok(dc.hang_helper[0] == '/' && strstr(dc.hang_helper, "/rdzv-hang") != NULL, "hang_helper defaults to the installed BINDIR/rdzv-hang (%s)", dc.hang_helper);
+		rdzv_opts_init(&o);
+		is_int((int)o.collective_timeout, -1, "--rdzv-collective-timeout: not given by default");
+		is_int(rdzv_opt_collective_timeout(&o, "45s", e, sizeof(e)), 0, "--rdzv-collective-timeout=45s");
+		is_int((int)o.collective_timeout, 45, "... 45 s");
+		is_int(rdzv_opt_collective_timeout(&o, "default", e, sizeof(e)), 0, "--rdzv-collective-timeout=default");
+		is_int((int)o.collective_timeout, 0, "... PyTorch's (overrides the site's)");
+		is_int(rdzv_opt_collective_timeout(&o, "1x", e, sizeof(e)), -1, "--rdzv-collective-timeout=1x is refused");
+		ok(strstr(e, "--rdzv-collective-timeout=1x: valid values are a duration of 1s to 7 days") != NULL, "... naming the option and the valid values (%s)", e);
+	}
 	conf_refused("debug=yes", "debug=yes: valid values are hang, off", "debug=yes is refused naming hang, off");
 	conf_refused("hang_python=rel/dir", "must be an absolute path", "hang_python= must be absolute");
 	{

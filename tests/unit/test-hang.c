@@ -191,10 +191,44 @@ static void test_header_and_sigcgt(void)
 	is_int(rdzv_hang_sigcgt(status, strlen(status), 65), -1, "signal out of range");
 }
 
+/* The ask of a rank whose collective timed out, and srun's answer. */
+static void test_ask(void)
+{
+	struct rdzv_hang_ask a;
+	char buf[128], big[RDZV_HANG_DGRAM_MAX];
+	const char *m = "RDZVH1 ASK 12.3 00000000deadbeef 7 n2\nRuntimeError: Timed out\x01waiting";
+
+	is_int(rdzv_hang_ask_var_format(12, 3, 40000, 0xdeadbeefULL, buf, sizeof(buf)), 0, "RDZV_HANG_ASK formats");
+	is_str(buf, "12.3:40000:00000000deadbeef", "... JOB.STEP:PORT:NONCE, the nonce in 16 hex digits");
+	is_int(rdzv_hang_ask_var_format(12, 3, 40000, 1, buf, 10), -1, "... refused, not cut, in a short buffer");
+	is_int(rdzv_hang_done_format(12, 3, 0xdeadbeefULL, buf, sizeof(buf)), 0, "the answer formats");
+	is_str(buf, "RDZVH1 DONE 12.3 00000000deadbeef", "... RDZVH1 DONE JOB.STEP NONCE (what sitecustomize.py waits for)");
+	is_int(rdzv_hang_ask_decode(m, strlen(m), &a), 0, "an ask decodes");
+	ok(a.job_id == 12 && a.step_id == 3 && a.nonce == 0xdeadbeefULL && a.rank == 7, "... job, step, nonce, rank");
+	is_str(a.node, "n2", "... the node");
+	is_str(a.what, "RuntimeError: Timed out waiting", "... what timed out, a control byte made a space");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 ab 0 n1", 22, &a), 0, "without WHAT");
+	is_str(a.what, "", "... WHAT empty");
+	is_int(rdzv_hang_ask_decode(m, 20, &a), -1, "cut short: refused");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 AB 0 n1", 22, &a), -1, "an upper-case nonce (srun writes lower case)");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 00000000000000001 0 n1", 37, &a), -1, "a nonce of 17 digits");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 ab 0 n/1", 23, &a), -1, "a node with a slash");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 ab 0  n1", 23, &a), -1, "two spaces");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 4294967296.0 ab 0 n1", 31, &a), -1, "a job id past 32 bits");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 ab -1 n1", 23, &a), -1, "a negative rank");
+	is_int(rdzv_hang_ask_decode("RDZVH1 DONE 1.0 ab", 18, &a), -1, "an answer is not an ask");
+	is_int(rdzv_hang_ask_decode("RDZVH1 ASK 1.0 ab 0 n1 x", 24, &a), -1, "a sixth field");
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "RDZVH1 ASK 1.0 ab 0 n1\n", 23);
+	is_int(rdzv_hang_ask_decode(big, sizeof(big), &a), 0, "a WHAT of 1000 bytes");
+	is_int((int)strlen(a.what), RDZV_HANG_WHAT_MAX - 1, "... cut to fit");
+}
+
 int main(void)
 {
 	test_parse();
 	test_verdict();
 	test_header_and_sigcgt();
+	test_ask();
 	return done_testing();
 }
