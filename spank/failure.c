@@ -187,12 +187,14 @@ void rdzv_failure_local_exit(void)
 {
 	char buf[RDZV_FAILURE_DGRAM_MAX], line[RDZV_FAILURE_DGRAM_MAX + 128];
 	struct rdzv_failure f;
-	const char *verdict = rdzv_hang_verdict_line();
+	int timed_out = 0;
+	const char *verdict = rdzv_hang_verdict_line(&timed_out);
+	const char *what = timed_out ? "a collective timed out" : "a collective failed";
 	ssize_t n;
 
 	if (fl.sock < 0) {
 		if (verdict)
-			fprintf(stderr, RDZV_TAG ": a collective timed out: %s\n", verdict);
+			fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 		return;
 	}
 	while ((n = recv(fl.sock, buf, sizeof(buf), 0)) > 0) {
@@ -203,7 +205,7 @@ void rdzv_failure_local_exit(void)
 			/* After a collective timed out (hang.c): whom the ranks
 			 * waited for, not only the first that gave up. */
 			if (verdict)
-				fprintf(stderr, "%s; a collective timed out: %s\n", line, verdict);
+				fprintf(stderr, "%s; %s: %s\n", line, what, verdict);
 			else
 				fprintf(stderr, "%s\n", line);
 			fflush(stderr);
@@ -212,7 +214,7 @@ void rdzv_failure_local_exit(void)
 		break;
 	}
 	if (verdict)
-		fprintf(stderr, RDZV_TAG ": a collective timed out: %s\n", verdict);
+		fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 	close(fl.sock);
 	fl.sock = -1;
 }

@@ -163,6 +163,7 @@ static struct {
 	uint64_t nonce;
 	pthread_mutex_t mu;
 	char verdict[1024]; /* rdzv-hang's verdict line, without "rdzv-hang: " */
+	int timed_out;      /* an ask said "timed out" or "timeout" */
 } hs = { .sock = -1, .stop = { -1, -1 }, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static long now_ms(void)
@@ -292,8 +293,10 @@ static void *ask_thread(void *arg)
 			if (rdzv_hang_ask_decode(buf, (size_t)n, &a) < 0 || a.job_id != hs.job
 			    || a.step_id != hs.step || a.nonce != hs.nonce)
 				continue;
+			if (strstr(a.what, "imed out") || strstr(a.what, "imeout"))
+				hs.timed_out = 1;
 			if (!asked && !said++)
-				fprintf(stderr, RDZV_TAG ": rank %u (node %s) timed out in a collective%s%s; "
+				fprintf(stderr, RDZV_TAG ": rank %u (node %s) left a collective with an error%s%s; "
 				        "asking every rank of the step where it is\n", a.rank, a.node,
 				        a.what[0] ? ": " : "", a.what);
 			if (nwho < ASKERS_MAX) {
@@ -368,7 +371,8 @@ void rdzv_hang_local_exit(void)
 	hs.sock = hs.stop[0] = hs.stop[1] = -1;
 }
 
-const char *rdzv_hang_verdict_line(void)
+const char *rdzv_hang_verdict_line(int *timed_out)
 {
+	*timed_out = hs.timed_out;
 	return hs.verdict[0] ? hs.verdict : NULL;
 }

@@ -62,7 +62,8 @@ int rdzv_hang_armed(void);
 uint32_t rdzv_hang_timeout(void);                  /* seconds, 0: PyTorch's */
 void rdzv_hang_local_user_init(spank_t sp);        /* srun: listen for timeouts */
 void rdzv_hang_local_exit(void);                   /* srun: before the failure line */
-const char *rdzv_hang_verdict_line(void);          /* rdzv-hang's verdict, or NULL */
+/* rdzv-hang's verdict, or NULL; *timed_out: a rank's error was a timeout */
+const char *rdzv_hang_verdict_line(int *timed_out);
 /* failure.c: a datagram socket on any address; its port in *port. */
 int rdzv_dgram_listen(uint16_t *port);
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, size_t errlen);

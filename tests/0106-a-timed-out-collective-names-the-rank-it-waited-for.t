@@ -47,13 +47,16 @@ check_end() { # check_end NAME LABEL
 	ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "$label: the step ends, failed (exit $rc), in ${took}s"
 	# 20 s of timeout, the ranks' start and rdzv-hang: minutes, not 30.
 	within $((150 * ${E2E_TIMEOUT_SCALE:-2})) "$took"; ok $? "... well before PyTorch's 30 minutes"
-	like "$out" "rdzv: rank [0-9]+ \\(node n[0-9]+\\) timed out in a collective: [A-Za-z]*Error: .*Timed out waiting 20000ms" \
-		"... srun says which rank timed out, and gloo says it waited 20000 ms (the option's 20 s, not PyTorch's default)"
+	like "$out" "^rdzv: rank [0-9]+ \\(node n[0-9]+\\) left a collective with an error: [A-Za-z]*Error: .*; asking every rank of the step where it is" \
+		"... srun says which rank left a collective with an error, and that it asks every rank"
+	like "$out" "Error: .*Timed out waiting 20000ms" \
+		"... a rank's error: gloo waited 20000 ms (the option's 20 s, not PyTorch's default)"
 	is "$(printf '%s\n' "$out" | grep -c 'asking every rank of the step where it is')" 1 \
-		"... srun asked the ranks once, though 3 ranks timed out"
+		"... srun asked the ranks once, though 3 ranks failed"
 	like "$out" "rank 2 +$n2 +hang_rank.py:$l_sleep in wait_here" "... rdzv-hang's table: rank 2 asleep in wait_here, on its node"
-	like "$out" "^rdzv: (node )?rank [0-9]+ \\(node n[0-9]+[^)]*\\) exited with status 1; the step was stopped; a collective timed out: rank 2 \\($n2\\) is not where the other 3 ranks are \\(all_reduce at hang_rank.py:$l_reduce in main\\): rank 2 at hang_rank.py:$l_sleep in wait_here\$" \
-		"... the failure line names rank 2, its node and line, and where the others waited"
+	re="^rdzv: (node )?rank [0-9]+ \\(node n[0-9]+[^)]*\\) exited with status 1; the step was stopped; a collective timed out: rank 2 \\($n2\\) is not where the other 3 ranks are \\(all_reduce at hang_rank.py:$l_reduce in main\\): rank 2 at hang_rank.py:$l_sleep in wait_here\$"
+	like "$out" "$re" "... the failure line names rank 2, its node and line, and where the others waited"
+	printf '%s\n' "$out" | grep -Eq -- "$re" || printf '%s\n' "$out" | grep -E 'Error|Timed|rdzv|exitcode|File "/work' | head -n 60 | sed 's/^/#   | /'
 }
 
 # 1. --rdzv=torch, rank 2 asleep, the others in all_reduce.

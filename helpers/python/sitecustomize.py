@@ -18,8 +18,9 @@
 #   that module is first imported, before distributed_c10d binds them:
 #   PyTorch 1.13 to 2.14 read no environment variable for it). A timeout
 #   the program passes itself is left alone.
-# - RDZV_HANG_ASK (srun's, in an armed step): when the program ends on a
-#   collective's timeout, the process asks srun to run rdzv-hang on the step
+# - RDZV_HANG_ASK (srun's, in an armed step): when the program ends on an
+#   error raised in torch.distributed (a collective's timeout, or the
+#   connection a timed-out peer closed), the process asks srun to run rdzv-hang on the step
 #   and waits (at most RDZV_HANG_WAIT seconds, default 45) until srun has
 #   its answer, so that the ranks it waited for are still there to be asked;
 #   meanwhile rdzv-hang's signal gets the stack the timeout unwound.
@@ -115,15 +116,22 @@ def _rdzv_on_timeout(fd, sig):
     js, port, nonce = ask[0], int(ask[1]), ask[2]
     prev = sys.excepthook
 
-    def timed_out(v):
-        import re
-
-        return (isinstance(v, (RuntimeError, TimeoutError))
-                and re.search(r"[Tt]imed out|[Tt]ime ?out", str(v)) is not None)
+    def in_collective(v, tb):
+        # A collective (or the store) that failed: its own timeout, or a
+        # peer's that closed the connection first (gloo closes its pairs as
+        # it gives up, and the other waiting ranks then see "Connection
+        # closed by peer" before their own timeout).
+        if not isinstance(v, (RuntimeError, TimeoutError, ConnectionError)):
+            return False
+        while tb is not None:
+            if "/torch/distributed/" in tb.tb_frame.f_code.co_filename.replace(os.sep, "/"):
+                return True
+            tb = tb.tb_next
+        return False
 
     def hook(t, v, tb):
         try:
-            if timed_out(v):
+            if in_collective(v, tb):
                 wait_for_srun(v, tb)
         except Exception:
             pass
