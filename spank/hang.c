@@ -14,6 +14,10 @@
  *   --rdzv-collective-timeout / collective_timeout= add
  *     RDZV_COLLECTIVE_TIMEOUT=SECONDS
  *   which sitecustomize.py makes torch.distributed's default timeout.
+ *   Under --rdzv=torchrun (armed or not) the task gets PYTHONPATH and
+ *     RDZV_FORWARD_SIGNALS=USR1,USR2 (unless the user set it)
+ *   so that torchrun's agent forwards Slurm's warning signals to workers
+ *   that Slurm cannot reach (sitecustomize.py, doc/modes.md).
  *
  *   srun, local_user_init (armed steps only): a datagram socket and a thread
  *   for the asks of ranks whose collective timed out (lib/rdzv/hang.h);
@@ -79,7 +83,13 @@ int rdzv_hang_armed(void)
 	return rdzv.conf.debug_hang || rdzv_hang_timeout() > 0;
 }
 
-int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, size_t errlen)
+/* torchrun mode: the agent forwards Slurm's warning signals to its workers
+ * (issue 27, point 4; sitecustomize.py). The user's own value wins. */
+#define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
+#define RDZV_FORWARD_DEFAULT "USR1,USR2"
+
+int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
+                        size_t errlen)
 {
 	char tmp[RDZV_PATH_MAX], dir[RDZV_PATH_MAX + 64], step_dir[RDZV_PATH_MAX + 96];
 	char sig[16], secs[16], *pp = NULL, *path = NULL;
@@ -88,8 +98,17 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, s
 	int rc, armed = rdzv_hang_armed();
 
 	(void)rank;
-	if (!armed && !timeout)
+	if (!armed && !timeout && !agent)
 		return 0;
+	if (agent) {
+		char have[64];
+
+		if (rdzv_job_getenv(sp, RDZV_FORWARD_VAR, have, sizeof(have)) == 0
+		    && spank_setenv(sp, RDZV_FORWARD_VAR, RDZV_FORWARD_DEFAULT, 1) != ESPANK_SUCCESS) {
+			snprintf(err, errlen, "torchrun: cannot set the task's environment");
+			return -1;
+		}
+	}
 	if (timeout) {
 		snprintf(secs, sizeof(secs), "%u", (unsigned)timeout);
 		if (spank_setenv(sp, "RDZV_COLLECTIVE_TIMEOUT", secs, 1) != ESPANK_SUCCESS) {
@@ -115,7 +134,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, s
 			fprintf(stderr, RDZV_TAG ": warning: --rdzv-debug=hang: %s; rdzv-hang will not "
 			        "see this node's ranks\n", err);
 		err[0] = '\0';
-		if (!timeout)
+		if (!timeout && !agent)
 			return 0;
 		step_dir[0] = '\0'; /* the timeout still holds */
 	}

@@ -66,7 +66,8 @@ void rdzv_hang_local_exit(void);                   /* srun: before the failure l
 const char *rdzv_hang_verdict_line(int *timed_out);
 /* failure.c: a datagram socket on any address; its port in *port. */
 int rdzv_dgram_listen(uint16_t *port);
-int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, char *err, size_t errlen);
+int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
+                        size_t errlen);
 
 /* remote.c: slurmstepd */
 int rdzv_remote_user_init(spank_t sp);

@@ -634,14 +634,17 @@ int rdzv_remote_task_init(spank_t sp)
 	int local_id = 0;
 
 	/* --rdzv-debug=hang or a collective timeout: the task, with or
-	 * without a mode (a user's own torchrun); off, two comparisons. */
-	if (rdzv_hang_armed() || rdzv_hang_timeout()) {
+	 * without a mode (a user's own torchrun); a torchrun agent, for the
+	 * warning signals it forwards; off, three comparisons. */
+	int agent = rdzv.active && rdzv.mode && (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE);
+
+	if (rdzv_hang_armed() || rdzv_hang_timeout() || agent) {
 		uint32_t r = 0;
 
 		if (spank_get_item(sp, S_TASK_GLOBAL_ID, &r) != ESPANK_SUCCESS
 		    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
 			fail_task(0, 1, "cannot read the task's ids from Slurm");
-		if (rdzv_hang_task_init(sp, r, local_id == 0, err, sizeof(err)) < 0)
+		if (rdzv_hang_task_init(sp, r, local_id == 0, agent, err, sizeof(err)) < 0)
 			fail_task(r, 1, err);
 	}
 	if (!rdzv.active)

@@ -65,6 +65,48 @@ def _rdzv_timeout():
     if "torch.distributed.constants" not in sys.modules:
         sys.meta_path.insert(0, _Finder())
 
+# - RDZV_FORWARD_SIGNALS=USR1,USR2 (the plugin's, for torchrun's agent
+#   under --rdzv=torchrun): Slurm's warning signals (--signal=USR1@120,
+#   scancel --signal) reach the step's tasks, i.e. torchrun, and not its
+#   2.x workers (each in its own session), and torchrun handles only
+#   TERM/INT/HUP/QUIT: USR1 would end it. The agent takes the variable out
+#   of its environment (its workers do not inherit it) and, for each signal
+#   named whose handler is still the default, forwards it to every child
+#   outside its own process group: one Slurm cannot reach. Children in its
+#   group (PyTorch 1.13's workers) got it from Slurm's proctrack/pgid
+#   already; under proctrack/cgroup see doc/modes.md.
+
+
+def _rdzv_forward():
+    import os
+
+    v = os.environ.pop("RDZV_FORWARD_SIGNALS", "")
+    if not v or v == "none":
+        return
+    import signal
+
+    me = os.getpid()
+
+    def forward(signum, frame):
+        grp = os.getpgrp()
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    st = f.read()
+                fields = st[st.rindex(")") + 2:].split()
+                ppid, pgrp = int(fields[1]), int(fields[2])
+                if ppid == me and pgrp != grp:
+                    os.kill(int(d), signum)
+            except (OSError, ValueError, IndexError):
+                pass
+
+    for name in v.split(","):
+        sig = getattr(signal, "SIG" + name.strip().upper(), None)
+        if isinstance(sig, int) and signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, forward)
+
 
 def _rdzv_arm():
     import os
@@ -206,10 +248,11 @@ def _rdzv_chain():
     spec.loader.exec_module(mod)
 
 
-try:
-    _rdzv_timeout()
-except Exception:
-    pass
+for _f in (_rdzv_forward, _rdzv_timeout):
+    try:
+        _f()
+    except Exception:
+        pass
 _rdzv_arm()
 try:
     _rdzv_chain()
