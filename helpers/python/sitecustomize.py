@@ -1,5 +1,6 @@
 # spank-rdzv: put on PYTHONPATH by the plugin only under --rdzv-debug=hang
-# (or debug=hang in plugstack.conf); see rdzv-hang(1).
+# (or debug=hang in plugstack.conf), --rdzv-collective-timeout, and for
+# torchrun's task under --rdzv=torchrun; see rdzv-hang(1), rdzv(8).
 #
 # Registers Python's faulthandler on RDZV_HANG_SIGNAL, writing every thread's
 # stack into this process's own file of the step's directory (RDZV_HANG_DIR,
