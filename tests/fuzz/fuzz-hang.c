@@ -64,15 +64,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	{
 		struct rdzv_hang_ask a;
-		size_t i;
+		size_t k;
 
 		if (rdzv_hang_ask_decode((const char *)data, size, &a) == 0) {
 			FUZZ_ASSERT(memchr(a.node, '\0', sizeof(a.node)) && a.node[0]);
 			FUZZ_ASSERT(memchr(a.what, '\0', sizeof(a.what)));
-			for (i = 0; a.what[i]; i++)
-				FUZZ_ASSERT(a.what[i] >= 0x20 && a.what[i] < 0x7f);
-			for (i = 0; a.node[i]; i++)
-				FUZZ_ASSERT(a.node[i] != ' ' && a.node[i] != '\n');
+			for (k = 0; a.what[k]; k++)
+				FUZZ_ASSERT(a.what[k] >= 0x20 && a.what[k] < 0x7f);
+			for (k = 0; a.node[k]; k++)
+				FUZZ_ASSERT(a.node[k] != ' ' && a.node[k] != '\n');
 		}
 	}
 	return 0;
