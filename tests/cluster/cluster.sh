@@ -257,6 +257,8 @@ net_up() {
 		# Its identity, so that stop finds what still runs in it from any
 		# mount namespace (a version leg's /run/netns is its own).
 		echo "nsino $(stat -L -c %i "/run/netns/$ns")" >> "$dir/net.list"
+		echo "veth $veth" >> "$dir/net.list"
+		echo "veth ${veth/rz/ri}" >> "$dir/net.list"
 		ip link add "$veth" type veth peer name eth0 netns "$ns" || die "cannot create $veth"
 		ip link set "$veth" master "$bridge" up
 		ip -n "$ns" link set lo up
@@ -293,7 +295,10 @@ ns_pids() {
 }
 
 # net_down: end what still runs in the namespaces, remove what net.list
-# records (namespaces first: their veth pairs go with them), then the list.
+# records, then the list: the veth pairs first (deleting one end deletes
+# both at once; left to a namespace's deletion they go in the kernel's own
+# time, and a check or the next start right after would still see them),
+# then the namespaces, then the bridge.
 net_down() {
 	local what name left i
 	[ -f "$dir/net.list" ] || return 0
@@ -304,6 +309,9 @@ net_down() {
 		[ -n "$(alive $left)" ] && kill -9 $(alive $left) 2>/dev/null
 		for i in $(seq 1 20); do [ -z "$(alive $left)" ] && break; sleep 0.25; done
 	fi
+	while read -r what name; do
+		[ "$what" = veth ] && ip link del "$name" 2>/dev/null
+	done < "$dir/net.list"
 	while read -r what name; do
 		case $what in
 		netns) ip netns del "$name" 2>/dev/null ;;
