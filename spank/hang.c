@@ -9,7 +9,8 @@
  *     PYTHONPATH=hang_python=[:the task's PYTHONPATH]
  *   so that every Python process of the task, torchrun's workers included,
  *   registers faulthandler there (helpers/python/sitecustomize.py).
- *   Nothing is set, made or read when it is off. Runs as the user: the
+ *   None of this is set, made or read when it is off (the two cases below
+ *   aside). Runs as the user: the
  *   directory and files are the user's, under the user's TMPDIR.
  *   --rdzv-collective-timeout / collective_timeout= add
  *     RDZV_COLLECTIVE_TIMEOUT=SECONDS
@@ -171,8 +172,10 @@ python:
 /* ---- srun: the asks of ranks whose collective timed out ---- */
 
 #define ASKERS_MAX 256
-#define HELPER_TIMEOUT_MS 30000
-#define HELPER_OUT_MAX 65536
+#define HELPER_TIMEOUT_MS 45000 /* rdzv-hang's squeue, then its collectors' -t */
+#define HELPER_COLLECT_S "20"    /* rdzv-hang -t: its collectors' limit */
+#define HELPER_KILL_MS 5000     /* SIGTERM, then SIGKILL */
+#define HELPER_LINE_MAX 8192
 
 static struct {
 	int sock, stop[2];
@@ -193,11 +196,26 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* rdzv-hang JOB.STEP, its stdout kept (its stderr is srun's), stopped when
- * it outlives HELPER_TIMEOUT_MS or srun is done. Returns its output or NULL. */
-static char *run_helper(void)
+/* One line of rdzv-hang's output: to srun's stderr; the verdict kept. */
+static void take_line(const char *l, size_t n)
 {
-	char js[32], *argv[3], *out = NULL;
+	if (!n)
+		return;
+	fprintf(stderr, "%.*s\n", (int)n, l);
+	if (n > 11 && strncmp(l, "rdzv-hang: ", 11) == 0) {
+		pthread_mutex_lock(&hs.mu);
+		snprintf(hs.verdict, sizeof(hs.verdict), "%.*s", (int)(n - 11), l + 11);
+		pthread_mutex_unlock(&hs.mu);
+	}
+}
+
+/* rdzv-hang -t 20 JOB.STEP, its stdout passed on line by line (however
+ * many ranks: the verdict is its last line), stopped when it outlives
+ * HELPER_TIMEOUT_MS or srun is done (SIGTERM, SIGKILL HELPER_KILL_MS
+ * later). */
+static void run_helper(void)
+{
+	char js[32], tmo[] = HELPER_COLLECT_S, opt[] = "-t", *argv[5], *line;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
@@ -208,11 +226,13 @@ static char *run_helper(void)
 
 	snprintf(js, sizeof(js), "%u.%u", hs.job, hs.step);
 	argv[0] = rdzv.conf.hang_helper;
-	argv[1] = js;
-	argv[2] = NULL;
-	if (!(out = calloc(1, HELPER_OUT_MAX + 1)) || pipe2(p, O_CLOEXEC) < 0) {
-		free(out);
-		return NULL;
+	argv[1] = opt;
+	argv[2] = tmo;
+	argv[3] = js;
+	argv[4] = NULL;
+	if (!(line = malloc(HELPER_LINE_MAX)) || pipe2(p, O_CLOEXEC) < 0) {
+		free(line);
+		return;
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
@@ -230,13 +250,14 @@ static char *run_helper(void)
 	if (st != 0) {
 		fprintf(stderr, RDZV_TAG ": cannot run %s: %s\n", argv[0], strerror(st));
 		close(p[0]);
-		free(out);
-		return NULL;
+		free(line);
+		return;
 	}
 	for (;;) {
 		struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
 		long left = deadline - now_ms();
-		ssize_t n;
+		char buf[4096];
+		ssize_t n, i;
 
 		if (left <= 0 || (poll(pf, 2, (int)left) > 0 && (pf[1].revents & POLLIN))) {
 			kill(pid, SIGTERM);
@@ -245,41 +266,37 @@ static char *run_helper(void)
 		}
 		if (!(pf[0].revents & (POLLIN | POLLHUP)))
 			continue;
-		n = read(p[0], out + len, len < HELPER_OUT_MAX ? HELPER_OUT_MAX - len : 1);
+		n = read(p[0], buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (len < HELPER_OUT_MAX)
-			len += (size_t)n;
-	}
-	close(p[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	out[len] = '\0';
-	if (killed)
-		fprintf(stderr, RDZV_TAG ": %s %s was stopped after %d s\n", argv[0], js,
-		        HELPER_TIMEOUT_MS / 1000);
-	return out;
-}
-
-/* The table to srun's stderr; the verdict kept. */
-static void take_output(const char *out)
-{
-	const char *l = out, *e;
-
-	for (; *l; l = *e ? e + 1 : e) {
-		e = strchr(l, '\n');
-		if (!e)
-			e = l + strlen(l);
-		if (e > l)
-			fprintf(stderr, "%.*s\n", (int)(e - l), l);
-		if ((size_t)(e - l) > 11 && strncmp(l, "rdzv-hang: ", 11) == 0) {
-			pthread_mutex_lock(&hs.mu);
-			snprintf(hs.verdict, sizeof(hs.verdict), "%.*s", (int)(e - l - 11), l + 11);
-			pthread_mutex_unlock(&hs.mu);
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				take_line(line, len);
+				len = 0;
+			} else if (len < HELPER_LINE_MAX) { /* a longer line is cut */
+				line[len++] = buf[i];
+			}
 		}
 	}
+	take_line(line, len); /* a last line without its newline */
+	close(p[0]);
+	free(line);
+	for (st = 0;; st += 50) {
+		pid_t w = waitpid(pid, NULL, killed ? WNOHANG : 0);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w != 0)
+			break;
+		if (st == HELPER_KILL_MS)
+			kill(pid, SIGKILL);
+		usleep(50000);
+	}
+	if (killed)
+		fprintf(stderr, RDZV_TAG ": %s %s was stopped (after %d s, or srun ended first)\n",
+		        argv[0], js, HELPER_TIMEOUT_MS / 1000);
 	fflush(stderr);
 }
 
@@ -324,14 +341,9 @@ static void *ask_thread(void *arg)
 			}
 		}
 		if (nwho && !asked) {
-			char *out;
-
 			asked = 1;
 			fflush(stderr);
-			if ((out = run_helper())) {
-				take_output(out);
-				free(out);
-			}
+			run_helper();
 		}
 		for (i = 0; i < nwho; i++)
 			(void)sendto(hs.sock, done, strlen(done), 0, (struct sockaddr *)&who[i], wlen[i]);

@@ -22,7 +22,7 @@
 # - RDZV_HANG_ASK (srun's, in an armed step): when the program ends on an
 #   error raised in torch.distributed (a collective's timeout, or the
 #   connection a timed-out peer closed), the process asks srun to run rdzv-hang on the step
-#   and waits (at most RDZV_HANG_WAIT seconds, default 45) until srun has
+#   and waits (at most RDZV_HANG_WAIT seconds, default 60) until srun has
 #   its answer, so that the ranks it waited for are still there to be asked;
 #   meanwhile rdzv-hang's signal gets the stack the timeout unwound.
 
@@ -32,9 +32,11 @@ def _rdzv_timeout():
     import sys
 
     v = os.environ.get("RDZV_COLLECTIVE_TIMEOUT", "")
-    if not v.isdigit() or int(v) <= 0:
+    if not v.isdigit() or not 0 < int(v) <= 7 * 24 * 3600:
         return
-    secs = int(v)
+    import datetime
+
+    t = datetime.timedelta(seconds=int(v))
 
     class _Finder(object):
         def find_spec(self, name, path, target=None):
@@ -53,9 +55,6 @@ def _rdzv_timeout():
 
             def exec_module(module):
                 run(module)
-                import datetime
-
-                t = datetime.timedelta(seconds=secs)
                 for attr in ("default_pg_timeout", "default_pg_nccl_timeout"):
                     if isinstance(getattr(module, attr, None), datetime.timedelta):
                         setattr(module, attr, t)
@@ -89,6 +88,8 @@ def _rdzv_forward():
     me = os.getpid()
 
     def forward(signum, frame):
+        if os.getpid() != me:  # a forked child of torchrun's: not the agent
+            return
         grp = os.getpgrp()
         for d in os.listdir("/proc"):
             if not d.isdigit():
@@ -124,6 +125,10 @@ def _rdzv_arm():
         path = os.path.join(d, "%d.stack" % os.getpid())
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         f = os.fdopen(fd, "w")
+        # What faulthandler.unregister() puts back: ignored, never the
+        # default action (which ends a process) while a collector may still
+        # send the signal.
+        signal.signal(sig, signal.SIG_IGN)
         faulthandler.register(sig, file=f, all_threads=True, chain=False)
         pid = os.getpid()
 
@@ -158,6 +163,7 @@ def _rdzv_on_timeout(fd, sig):
         return
     js, port, nonce = ask[0], int(ask[1]), ask[2]
     prev = sys.excepthook
+    me = os.getpid()
 
     def in_collective(v, tb):
         # A collective (or the store) that failed: its own timeout, or a
@@ -174,7 +180,13 @@ def _rdzv_on_timeout(fd, sig):
 
     def hook(t, v, tb):
         try:
-            if in_collective(v, tb):
+            import threading
+
+            # Not a forked child (it would ask with its parent's rank and
+            # write into its parent's file), and only the main thread can
+            # take the signal handler.
+            if (os.getpid() == me and threading.current_thread() is threading.main_thread()
+                    and in_collective(v, tb)):
                 wait_for_srun(v, tb)
         except Exception:
             pass
@@ -210,8 +222,8 @@ def _rdzv_on_timeout(fd, sig):
         msg = ("RDZVH1 ASK %s %s %s %s\n%s: %s" % (js, nonce, rank, node, type(v).__name__, what)).encode(
             "ascii", "replace")
         done = ("RDZVH1 DONE %s %s" % (js, nonce)).encode()
-        wait = os.environ.get("RDZV_HANG_WAIT", "45")
-        end = time.monotonic() + (int(wait) if wait.isdigit() else 45)
+        wait = os.environ.get("RDZV_HANG_WAIT", "60")
+        end = time.monotonic() + (int(wait) if wait.isdigit() else 60)
         ai = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM)[0]
         s = socket.socket(ai[0], socket.SOCK_DGRAM)
         try:
@@ -219,7 +231,7 @@ def _rdzv_on_timeout(fd, sig):
                 s.sendto(msg, ai[4])
                 s.settimeout(max(0.1, min(5.0, end - time.monotonic())))
                 try:
-                    while True:
+                    while time.monotonic() < end:
                         got = s.recv(256)
                         if got == done:
                             return
