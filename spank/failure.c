@@ -52,7 +52,7 @@ static struct {
 	socklen_t tolen;
 } fl = { .sock = -1 };
 
-static uint64_t make_nonce(void)
+uint64_t rdzv_make_nonce(void)
 {
 	uint64_t n = 0;
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -167,7 +167,7 @@ void rdzv_failure_local_user_init(spank_t sp)
 	if (spank_get_item(sp, S_JOB_ID, &fl.job) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &fl.step) != ESPANK_SUCCESS)
 		return;
-	fl.nonce = make_nonce();
+	fl.nonce = rdzv_make_nonce();
 	port = has ? open_reports() : 0;
 	if (has && !port)
 		slurm_spank_log(RDZV_TAG ": warning: cannot open the socket the nodes report "
@@ -349,13 +349,6 @@ static struct {
 	int na;
 } wd = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Reads a /proc file whole (small ones); returns its length or -1. */
 static ssize_t read_small(const char *path, char *buf, size_t len)
@@ -531,7 +524,7 @@ static void *watcher(void *arg)
 		pthread_mutex_lock(&wd.mu);
 		for (i = 0, live = 0; i < wd.na; i++)
 			if (!wd.a[i].done) {
-				watch_agent(&wd.a[i], now_ms());
+				watch_agent(&wd.a[i], rdzv_now_ms());
 				live += !wd.a[i].done;
 			}
 		pthread_mutex_unlock(&wd.mu);

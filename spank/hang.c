@@ -32,6 +32,7 @@
 #include "plugin.h"
 #include "hooks.h"
 #include "hang.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +46,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -188,14 +188,6 @@ static struct {
 	int timed_out;      /* an ask said "timed out" or "timeout" */
 } hs = { .sock = -1, .stop = { -1, -1 }, .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* One line of rdzv-hang's output: to srun's stderr; the verdict kept. */
 static void take_line(const char *l, size_t n)
 {
@@ -221,7 +213,7 @@ static void run_helper(void)
 	sigset_t none, all;
 	int p[2], st, killed = 0;
 	size_t len = 0;
-	long deadline = now_ms() + HELPER_TIMEOUT_MS;
+	long deadline = rdzv_now_ms() + HELPER_TIMEOUT_MS;
 	pid_t pid;
 
 	snprintf(js, sizeof(js), "%u.%u", hs.job, hs.step);
@@ -255,7 +247,7 @@ static void run_helper(void)
 	}
 	for (;;) {
 		struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
-		long left = deadline - now_ms();
+		long left = deadline - rdzv_now_ms();
 		char buf[4096];
 		ssize_t n, i;
 
@@ -331,7 +323,7 @@ static void *ask_thread(void *arg)
 				continue;
 			if (strstr(a.what, "imed out") || strstr(a.what, "imeout"))
 				hs.timed_out = 1;
-			if (!asked && !said++)
+			if (!said++) /* the first ask of the step */
 				fprintf(stderr, RDZV_TAG ": rank %u (node %s) left a collective with an error%s%s; "
 				        "asking every rank of the step where it is\n", a.rank, a.node,
 				        a.what[0] ? ": " : "", a.what);
@@ -356,17 +348,12 @@ void rdzv_hang_local_user_init(spank_t sp)
 {
 	char text[96];
 	uint16_t port = 0;
-	int fd;
 
 	unsetenv(RDZV_HANG_ASK_VAR); /* an outer step's */
 	if (!rdzv_hang_armed() || spank_get_item(sp, S_JOB_ID, &hs.job) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &hs.step) != ESPANK_SUCCESS)
 		return;
-	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read(fd, &hs.nonce, sizeof(hs.nonce)) != (ssize_t)sizeof(hs.nonce))
-		hs.nonce = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL);
-	if (fd >= 0)
-		close(fd);
+	hs.nonce = rdzv_make_nonce();
 	if ((hs.sock = rdzv_dgram_listen(&port)) < 0 || pipe2(hs.stop, O_CLOEXEC) < 0
 	    || rdzv_hang_ask_var_format(hs.job, hs.step, port, hs.nonce, text, sizeof(text)) < 0)
 		goto fail;

@@ -64,8 +64,10 @@ void rdzv_hang_local_user_init(spank_t sp);        /* srun: listen for timeouts 
 void rdzv_hang_local_exit(void);                   /* srun: before the failure line */
 /* rdzv-hang's verdict, or NULL; *timed_out: a rank's error was a timeout */
 const char *rdzv_hang_verdict_line(int *timed_out);
-/* failure.c: a datagram socket on any address; its port in *port. */
+/* failure.c: a datagram socket on any address; its port in *port. A
+ * random nonce for a step's datagrams (/dev/urandom, else pid and time). */
 int rdzv_dgram_listen(uint16_t *port);
+uint64_t rdzv_make_nonce(void);
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
                         size_t errlen);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rdzv_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -87,4 +88,28 @@ const char *rdzv_envp_get(char *const *envp, const char *name)
 		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
 			return *envp + n + 1;
 	return NULL;
+}
+
+int rdzv_host_name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		      || c == '-' || c == '_' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+long rdzv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -36,4 +36,12 @@ char *rdzv_read_head(const char *path, size_t max);
 /* Value of NAME in a NULL-terminated "NAME=value" array, or NULL. */
 const char *rdzv_envp_get(char *const *envp, const char *name);
 
+/* Whether the n bytes at s are a non-empty node name of ASCII letters,
+ * digits, '-', '_' and '.' (what the nodes' reports and the step plan
+ * carry). */
+int rdzv_host_name_ok(const char *s, size_t n);
+
+/* Milliseconds on the monotonic clock. */
+long rdzv_now_ms(void);
+
 #endif

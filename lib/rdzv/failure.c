@@ -119,10 +119,7 @@ static int host_ok(const char *h)
 		return 0;
 	if (strcmp(h, "?") == 0)
 		return 1;
-	for (; *h; h++)
-		if (!isalnum((unsigned char)*h) && *h != '-' && *h != '_' && *h != '.')
-			return 0;
-	return 1;
+	return rdzv_host_name_ok(h, strlen(h));
 }
 
 int rdzv_failure_decode(const char *buf, size_t n, struct rdzv_failure *f)

@@ -420,15 +420,9 @@ int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
 		return -1;
 	a->rank = (uint32_t)v;
 	/* NODE */
-	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || fl >= sizeof(a->node))
+	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || fl >= sizeof(a->node)
+	    || !rdzv_host_name_ok(f, fl))
 		return -1;
-	for (i = 0; i < fl; i++) {
-		char c = f[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		      || c == '-' || c == '.' || c == '_'))
-			return -1;
-	}
 	memcpy(a->node, f, fl);
 	a->node[fl] = '\0';
 	if (p == end)

@@ -128,14 +128,7 @@ int rdzv_master_addr_sa(const char *host, enum rdzv_addr_form form, char *out, s
 
 static int host_valid(const char *h)
 {
-	size_t i;
-
-	if (!h[0])
-		return 0;
-	for (i = 0; h[i]; i++)
-		if (!isalnum((unsigned char)h[i]) && h[i] != '-' && h[i] != '_' && h[i] != '.')
-			return 0;
-	return 1;
+	return rdzv_host_name_ok(h, strlen(h));
 }
 
 int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len)
