@@ -1,7 +1,7 @@
 #!/bin/bash
 # submitit and Accelerate under the plugin (issue 22 point 5), with their
 # stand-ins (sbatch-examples/stand-ins/submitit, accelerate: what the real
-# ones do, ../shared/frameworks/README.md) around real torch.distributed.
+# ones do, read from their own sources) around real torch.distributed.
 # submitit's TorchDistributedEnvironment().export() raises when the plugin's
 # MASTER_ADDR, RANK, ... are set (the fix: drop the call, or --rdzv=off);
 # export(overwrite=True) takes the job's first node, not the step's.

@@ -12,7 +12,7 @@
 #   ctr_count            from $out, the number of reports
 #   RANK_PY              the rank script (tests/containers/rank.py)
 #
-# Facts behind this (../shared/containers/README.md): Apptainer refuses a
+# Facts behind this (measured on the Debian test roots): Apptainer refuses a
 # chroot, so the sid root is entered with pivot_root (tests/versions/in-root.sh);
 # root here lacks CAP_SYS_RESOURCE, so `apptainer exec` needs --no-privs.
 # pyxis and enroot are not packaged by Debian: the plugin's pyxis rule
