@@ -3,7 +3,7 @@
  * before launch; the torch family refuses an unconfigured launcher in a step
  * of several tasks; deepspeed keeps LOCAL_SIZE the node's count and warns
  * about a leftover OMPI_COMM_WORLD_LOCAL_RANK; jax warns about a leftover
- * OMPI_MCA_orte_hnp_uri (facts: ../shared/frameworks/README.md). */
+ * OMPI_MCA_orte_hnp_uri (facts: read from the frameworks' own sources). */
 #include "config.h"
 #include "tap.h"
 #include "modes.h"
