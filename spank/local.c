@@ -7,6 +7,7 @@
 #include "container_hooks.h" /* containers (issue 17) */
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,10 @@
 #include <slurm/slurm.h>
 #pragma GCC diagnostic pop
 
+#include "domain.h" /* issue 26 */
 #include "hostlist.h"
 #include "launcher.h" /* issue 22 */
+#include "megatron.h"
 #include "master.h"
 #include "nodeorder.h"
 #include "srunargs.h"
@@ -30,6 +33,17 @@
 #define HOSTFILE_MAX 65536
 
 extern char **environ;
+
+/* NVLink domains of the step (issue 26), srun only: filled by local_plan
+ * from the step's layout and Slurm's topology blocks when the site says
+ * nvlink_domain=block, read by the mode's whole-step check, freed after. */
+static struct {
+	struct rdzv_domains d;
+	uint32_t *rank_node;
+	char **node_names;
+	struct rdzv_megatron_domains md;
+	int known;
+} sd;
 
 static const char *local_getenv(void *ctx, const char *name)
 {
@@ -123,6 +137,8 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 		st.argv = at > 0 ? cmdv + at : NULL;
 	}
 	st.envp = environ;
+	st.nvlink_domain = (int)rdzv.conf.nvlink_domain;
+	st.md = sd.known ? &sd.md : NULL;
 	rc = rdzv_mode_check_step(mode, &st, err, sizeof(err));
 	free(cmdv);
 	free(cmdbuf);
@@ -226,6 +242,135 @@ static int in_step(const char *host)
 	return rdzv_hostlist_has(list, host, NULL, 0);
 }
 
+static void step_domains_free(void)
+{
+	uint32_t i;
+
+	if (sd.node_names)
+		for (i = 0; i < sd.d.nnodes; i++)
+			free(sd.node_names[i]);
+	free(sd.node_names);
+	free(sd.rank_node);
+	rdzv_domains_free(&sd.d);
+	memset(&sd, 0, sizeof(sd));
+}
+
+/* Slurm's topology blocks as scontrol show topology prints them, asked of
+ * slurmctld (slurm_load_topo) and printed by srun's own topology plugin
+ * (slurm_print_topo_info_msg) into memory. Returns 0 with *text to free. */
+static int topo_blocks_text(char **text, char *err, size_t errlen)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+	__typeof__(slurm_load_topo) *load;
+	__typeof__(slurm_print_topo_info_msg) *print;
+	__typeof__(slurm_free_topo_info_msg) *release;
+	topo_info_response_msg_t *resp = NULL;
+	const char *cut = getenv("SLURM_TOPO_LEN");
+	char *saved = cut ? strdup(cut) : NULL, *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	*text = NULL;
+	*(void **)&load = dlsym(RTLD_DEFAULT, "slurm_load_topo");
+	*(void **)&print = dlsym(RTLD_DEFAULT, "slurm_print_topo_info_msg");
+	*(void **)&release = dlsym(RTLD_DEFAULT, "slurm_free_topo_info_msg");
+	if (!load || !print || !release) {
+		free(saved);
+		return rdzv_err(err, errlen, "srun's libslurm has no slurm_load_topo");
+	}
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	rc = load(&resp, NULL);
+#else
+	rc = load(&resp);
+#endif
+	if (rc != 0 || !resp) {
+		free(saved);
+		return rdzv_err(err, errlen, "slurmctld gave no topology (slurm_load_topo: error %d)",
+		                errno);
+	}
+	if (!(f = open_memstream(&buf, &len))) {
+		release(resp);
+		free(saved);
+		return rdzv_err(err, errlen, "out of memory");
+	}
+	/* SLURM_TOPO_LEN (the user's) would cut each printed line. */
+	if (saved)
+		unsetenv("SLURM_TOPO_LEN");
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	print(f, resp, NULL, NULL, 0);
+#else
+	print(f, resp, NULL, 0);
+#endif
+	if (saved)
+		setenv("SLURM_TOPO_LEN", saved, 1);
+	free(saved);
+	release(resp);
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return rdzv_err(err, errlen, "out of memory");
+	}
+	*text = buf;
+	return 0;
+#else
+	*text = NULL;
+	return rdzv_err(err, errlen, "nvlink_domain=block needs Slurm 23.11 or later "
+	                "(topology/block); the plugin was built for Slurm %d.%02d",
+	                (int)SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+	                (int)SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER));
+#endif
+}
+
+/* The step's ranks by node and its nodes by block, from the layout. */
+static int layout_domains(const slurm_step_layout_t *lay, char *err, size_t errlen)
+{
+	char *text = NULL, host[RDZV_HOST_MAX];
+	uint32_t i, j, tpn;
+	int rc;
+
+	if (topo_blocks_text(&text, err, errlen) < 0)
+		return -1;
+	rc = rdzv_domains_from_blocks(text, lay->node_list, &sd.d, err, errlen);
+	free(text);
+	if (rc < 0)
+		return -1;
+	if (sd.d.nnodes != lay->node_cnt) {
+		rdzv_err(err, errlen, "the step layout's node list names %u nodes, not %u",
+		         sd.d.nnodes, lay->node_cnt);
+		goto fail;
+	}
+	if (!(sd.rank_node = calloc(lay->task_cnt ? lay->task_cnt : 1, sizeof(uint32_t)))
+	    || !(sd.node_names = calloc(lay->node_cnt, sizeof(char *))))
+		goto oom;
+	tpn = lay->node_cnt ? lay->tasks[0] : 0;
+	for (i = 0; i < lay->node_cnt; i++) {
+		if (rdzv_hostlist_nth(lay->node_list, i, host, sizeof(host), err, errlen) < 0)
+			goto fail;
+		if (!(sd.node_names[i] = strdup(host)))
+			goto oom;
+		if (lay->tasks[i] != tpn)
+			tpn = 0;
+		for (j = 0; j < lay->tasks[i]; j++)
+			if (lay->tids[i][j] < lay->task_cnt) /* checked by nodeorder.c */
+				sd.rank_node[lay->tids[i][j]] = i;
+	}
+	sd.md.d = &sd.d;
+	sd.md.rank_node = sd.rank_node;
+	sd.md.node_names = sd.node_names;
+	sd.md.source = "nvlink_domain=block: Slurm's topology blocks";
+	sd.md.tasks_per_node = tpn;
+	for (i = 0; i < sd.d.ndomains; i++)
+		if (sd.d.domain_nodes[i] > sd.md.max_domain_nodes)
+			sd.md.max_domain_nodes = sd.d.domain_nodes[i];
+	sd.known = 1;
+	return 0;
+oom:
+	rdzv_err(err, errlen, "out of memory");
+fail:
+	step_domains_free();
+	return -1;
+}
+
 /* The step's real layout, asked of slurmctld once per step (the step exists
  * by local_user_init: srun created it before calling the hook; Slurm's
  * src/srun/srun.c, _launch_one_app -> pre_launch_srun_job). Only Slurm's
@@ -237,7 +382,8 @@ static int in_step(const char *host)
  * link it, so the two calls are looked up at run time. Returns 0 with host
  * and *order (to free) set, or -1 with the reason. */
 static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t hostlen,
-                        char **order, char *err, size_t errlen)
+                        char **order, int *domain_failed, char *domain_err,
+                        size_t domain_errlen, char *err, size_t errlen)
 {
 	__typeof__(slurm_job_step_layout_get) *get;
 	__typeof__(slurm_job_step_layout_free) *put;
@@ -269,12 +415,42 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
 	                || rdzv_hostlist_nth(lay->node_list, master, host, hostlen, err, errlen) < 0))
 		rc = rdzv_err(err, errlen, "the step layout's node list does not name node %u",
 		              master);
+	/* NVLink domains (issue 26): a second look-up, of the topology, only
+	 * where the site said nvlink_domain=block; its failure refuses the step
+	 * (a map guessed wrong would let groups cross racks). */
+	if (rc == 0 && rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && lay->node_cnt > 0
+	    && layout_domains(lay, domain_err, domain_errlen) < 0)
+		*domain_failed = 1;
 	put(lay);
 	if (rc < 0) {
 		free(buf);
 		return -1;
 	}
 	*order = buf;
+	return 0;
+}
+
+/* The step's domain map for the nodes (domain.h: RDZV_STEP_DOMAINS), in
+ * srun's environment as the plan is; --rdzv-verbose shows it. */
+static int set_domains_var(const struct rdzv_plan *plan, char *err, size_t errlen)
+{
+	char *text = malloc(RDZV_DOMAINS_TEXT_MAX + 1);
+
+	if (!text || rdzv_domains_format(plan->job_id, plan->step_id, &sd.d, text,
+	                                 RDZV_DOMAINS_TEXT_MAX + 1) < 0) {
+		free(text);
+		return rdzv_err(err, errlen, "nvlink_domain=block: the step's domain map is longer "
+		                "than %u bytes", RDZV_DOMAINS_TEXT_MAX);
+	}
+	if (setenv(RDZV_STEP_DOMAINS_VAR, text, 1) != 0) {
+		free(text);
+		return rdzv_err(err, errlen, "cannot set %s", RDZV_STEP_DOMAINS_VAR);
+	}
+	if (rdzv.opts.verbose > 0)
+		fprintf(stderr, RDZV_TAG ": step %u.%u NVLink domains (nvlink_domain=block, Slurm's "
+		        "topology blocks; node ids of the step): %s\n", plan->job_id, plan->step_id,
+		        strchr(text, ':') + 1);
+	free(text);
 	return 0;
 }
 
@@ -287,8 +463,9 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	struct rdzv_plan plan;
 	struct rdzv_port_range eph, *ephp = NULL;
 	const char *dist = getenv("SLURM_DISTRIBUTION"), *list = getenv("SLURM_NODELIST");
-	char err[RDZV_ERRLEN], why[RDZV_ERRLEN], *text = NULL, *order = NULL;
+	char err[RDZV_ERRLEN], why[RDZV_ERRLEN], derr[RDZV_ERRLEN], *text = NULL, *order = NULL;
 	size_t textlen = RDZV_HOST_MAX + 64 + RDZV_ORDER_MAX;
+	int domain_failed = 0;
 	struct timespec t0, t1;
 	int rc;
 
@@ -300,9 +477,20 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	 * per step, here only, never from the nodes. Without it (a refused
 	 * look-up), what srun's own command line says, as before 26.05. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = layout_order(plan.job_id, plan.step_id, plan.host, sizeof(plan.host), &order, why,
-	                  sizeof(why));
+	rc = layout_order(plan.job_id, plan.step_id, plan.host, sizeof(plan.host), &order,
+	                  &domain_failed, derr, sizeof(derr), why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (domain_failed) {
+		rdzv_err(err, sizeof(err), "nvlink_domain=block: %s", derr);
+		goto fail;
+	}
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && rc < 0) {
+		rdzv_err(err, sizeof(err), "nvlink_domain=block: no step layout from slurmctld "
+		         "(%s), so the step's NVLink domains are unknown", why);
+		goto fail;
+	}
+	if (sd.known && set_domains_var(&plan, err, sizeof(err)) < 0)
+		goto fail;
 	if (rdzv.opts.verbose > 0) /* one line in srun's own stderr (make bench reads it) */
 		fprintf(stderr, RDZV_TAG ": step %u.%u layout from slurmctld in %ld us%s%s\n",
 		        plan.job_id, plan.step_id,
@@ -364,13 +552,24 @@ fail:
  * one-launcher-per-node mode with more tasks than nodes must put two
  * launchers on some node; a mode with a whole-step check runs it before
  * anything launches. */
+static int local_user_init_mode(spank_t sp, const struct rdzv_mode *mode);
+
 int rdzv_local_user_init(spank_t sp)
 {
 	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
-	uint32_t nnodes = 0, ntasks = 0;
+	int rc;
 
 	if (!mode || !mode->fill)
 		return 0;
+	rc = local_user_init_mode(sp, mode);
+	step_domains_free();
+	return rc;
+}
+
+static int local_user_init_mode(spank_t sp, const struct rdzv_mode *mode)
+{
+	uint32_t nnodes = 0, ntasks = 0;
+
 	if (local_plan(sp, mode) < 0)
 		return -1;
 	if (!(mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) && !mode->check)

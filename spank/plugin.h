@@ -25,6 +25,7 @@ struct rdzv_plugin {
 	char port_source[96];
 	char order_source[160]; /* where rank 0's node and the node order came from */
 	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
+	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown (issue 26) */
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "domain.h"
 #include "hostlist.h"
 #include "master.h"
 #include "netif.h"
@@ -192,6 +193,58 @@ static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *p
 	*plan = p; /* p.order points into t, kept by the caller */
 	*text = t;
 	return 1;
+}
+
+/* This node's NVLink domain from srun's map (domain.h; nvlink_domain=block,
+ * issue 26): its name, the step's tasks in it, the index of the node's first
+ * task among them. Without a map for this step (srun --async, a submit host
+ * without the plugin) the domain stays unknown, said in --rdzv-verbose; a map
+ * that does not parse refuses the step. */
+static int read_domains(spank_t sp, struct rdzv_step *st, const char *order, char *err,
+                        size_t errlen)
+{
+	struct rdzv_domains d;
+	char *t = NULL, *tpn = NULL;
+	uint32_t job = 0, step = 0;
+	int rv = -1;
+
+	st->domain[0] = '\0';
+	if (rdzv_job_getenv_dup(sp, RDZV_STEP_DOMAINS_VAR, &t) < 0)
+		return rdzv_err(err, errlen, "%s is unreadable", RDZV_STEP_DOMAINS_VAR);
+	spank_unsetenv(sp, RDZV_STEP_DOMAINS_VAR);
+	if (!t) {
+		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown: srun handed over no "
+		         "domain map (srun --async, or a submit host without the plugin); Megatron's "
+		         "groups were not checked by domain");
+		return 0;
+	}
+	if (rdzv_domains_parse(t, st->nnodes, &job, &step, &d, err, errlen) < 0) {
+		free(t);
+		return -1;
+	}
+	free(t);
+	if (job != st->job_id || step != st->step_id) {
+		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown: the domain map in "
+		         "the environment is step %u.%u's, not this step's", job, step);
+		rdzv_domains_free(&d);
+		return 0;
+	}
+	if (rdzv_job_getenv_dup(sp, "SLURM_STEP_TASKS_PER_NODE", &tpn) < 0 || !tpn) {
+		rdzv_err(err, errlen, "SLURM_STEP_TASKS_PER_NODE is missing");
+		goto out;
+	}
+	if (rdzv_domain_place(&d, st->node_id, order, tpn, &st->domain_size, &st->domain_base,
+	                      &st->domain_nodes, err, errlen) < 0)
+		goto out;
+	snprintf(st->domain, sizeof(st->domain), "%s", d.names[d.node_domain[st->node_id]]);
+	snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "%s (nvlink_domain=block, Slurm's "
+	         "topology blocks): %u of the step's nodes, %u tasks, this node's first task is "
+	         "its %u", st->domain, st->domain_nodes, st->domain_size, st->domain_base);
+	rv = 0;
+out:
+	free(tpn);
+	rdzv_domains_free(&d);
+	return rv;
 }
 
 /* Whether this node runs global task 0 (Slurm's own answer, per task: the
@@ -378,6 +431,11 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		from_resv = src == RDZV_PORT_FROM_RESV;
 	}
 	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
+	st->nvlink_domain = (int)rdzv.conf.nvlink_domain;
+	rdzv.domain_note[0] = '\0';
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK
+	    && read_domains(sp, st, rc > 0 && plan.order_known ? plan.order : "", err, errlen) < 0)
+		goto fail;
 	/* The node that runs task 0 knows it: if the step's rank 0 was placed
 	 * elsewhere (a node order guessed from the node list, where Slurm 26.05
 	 * lays tasks in topology order), every rank would wait at a node where
@@ -554,6 +612,8 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 	        "and the order from %s\n", node, st->node_rank, st->node_id, rdzv.order_source);
 	fprintf(stderr, RDZV_TAG ": %s:   interface toward rank 0's node: %s\n", node,
 	        rdzv.if_note[0] ? rdzv.if_note : "not looked up");
+	if (rdzv.domain_note[0])
+		fprintf(stderr, RDZV_TAG ": %s:   NVLink domain: %s\n", node, rdzv.domain_note);
 	if (rdzv.mode && rdzv.mode->fill && (rows = calloc(st->local_ntasks, sizeof(*rows)))) {
 		for (lid = 0; lid < st->local_ntasks; lid++) {
 			struct rdzv_task t = { .rank = 0, .local_rank = lid, .visible_gpus = -1 };

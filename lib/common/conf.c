@@ -157,6 +157,14 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen,
 				                "plugstack argument collective_timeout=%.32s: " RDZV_TIMEOUT_VALID,
 				                val);
+		} else if (strcmp(key, "nvlink_domain") == 0) {
+			if (rdzv_nvlink_domain_parse(val, &c->nvlink_domain) < 0)
+				return rdzv_err(err, errlen, "plugstack argument nvlink_domain=%.32s: "
+				                RDZV_NVLINK_DOMAIN_VALID, val);
+		} else if (strcmp(key, "nvml_library") == 0) {
+			if (set_string(c->nvml_library, sizeof(c->nvml_library), key, val, 1, err,
+			               errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "hang_helper") == 0) {
 			if (set_string(c->hang_helper, sizeof(c->hang_helper), key, val, 1, err, errlen) < 0)
 				return -1;
@@ -198,7 +206,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
-			                "container_env, debug, collective_timeout, hang_python, hang_helper)", key);
+			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library)", key);
 		}
 	}
 	return 0;

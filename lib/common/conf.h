@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "domain.h"
 #include "master.h"
 #include "modes.h"
 #include "port.h"
@@ -36,6 +37,9 @@ struct rdzv_conf {
 	char hang_python[RDZV_PATH_MAX];       /* hang_python=DIR: our sitecustomize.py */
 	uint32_t collective_timeout;           /* collective_timeout=: seconds, 0 PyTorch's */
 	char hang_helper[RDZV_PATH_MAX];       /* hang_helper=PATH: rdzv-hang, run by srun */
+	enum rdzv_nvlink_domain nvlink_domain; /* nvlink_domain=node|block|nvml (issue 26) */
+	char nvml_library[RDZV_PATH_MAX];      /* nvml_library=PATH (%n = node name): NVML to
+	                                          dlopen; "" the soname (issue 26) */
 };
 
 /* Where srun finds rdzv-hang to name the culprit of a collective timeout

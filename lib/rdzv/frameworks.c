@@ -27,7 +27,8 @@ int rdzv_fill_lightning(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || AT("MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_add(env, "TORCHELASTIC_RUN_ID", NULL, RDZV_SET_UNSET, ORIGIN, err,
 	                       errlen) < 0
-	    || rdzv_fill_netif(s, env, err, errlen) < 0)
+	    || rdzv_fill_netif(s, env, err, errlen) < 0
+	    || rdzv_fill_domain(s, t, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "megatron.h"
 #include "argscan.h"
+#include "domain.h"
 #include "layout.h"
 #include "util.h"
 
@@ -13,10 +14,12 @@ static const struct {
 	const char *opt;
 	const char *env;
 	const char *what;
-} dims[3] = {
+} dims[5] = {
 	{ "--tensor-model-parallel-size", "TP_SIZE", "TP" },
 	{ "--pipeline-model-parallel-size", "PP_SIZE", "PP" },
 	{ "--context-parallel-size", "CP_SIZE", "CP" },
+	{ "--expert-model-parallel-size", "EP_SIZE", "EP" },
+	{ "--expert-tensor-parallel-size", NULL, "ETP" },
 };
 
 static int read_size(int argc, char *const *argv, char *const *envp, int d,
@@ -35,7 +38,7 @@ static int read_size(int argc, char *const *argv, char *const *envp, int d,
 		snprintf(sz->from, sizeof(sz->from), "%s", dims[d].opt);
 		return 0;
 	}
-	val = rdzv_envp_get(envp, dims[d].env);
+	val = dims[d].env ? rdzv_envp_get(envp, dims[d].env) : NULL;
 	if (!val)
 		return 0;
 	if (rdzv_parse_u64(val, 1, RDZV_MEGATRON_SIZE_MAX, &sz->n) < 0)
@@ -55,8 +58,15 @@ int rdzv_megatron_read(int argc, char *const *argv, char *const *envp,
 	memset(l, 0, sizeof(*l));
 	if (read_size(argc, argv, envp, 0, &l->tp, err, errlen) < 0
 	    || read_size(argc, argv, envp, 1, &l->pp, err, errlen) < 0
-	    || read_size(argc, argv, envp, 2, &l->cp, err, errlen) < 0)
+	    || read_size(argc, argv, envp, 2, &l->cp, err, errlen) < 0
+	    || read_size(argc, argv, envp, 3, &l->ep, err, errlen) < 0
+	    || read_size(argc, argv, envp, 4, &l->etp, err, errlen) < 0)
 		return -1;
+	/* Megatron: expert_tensor_parallel_size defaults to the TP size. */
+	if (strcmp(l->etp.from, "default") == 0) {
+		l->etp.n = l->tp.n;
+		snprintf(l->etp.from, sizeof(l->etp.from), "TP's size");
+	}
 	/* --fp8-format {e4m3,hybrid} (current Megatron); --fp8-hybrid and
 	 * --fp8-e4m3 (older releases). */
 	rc = rdzv_argscan_value(argc, argv, "--fp8-format", &v, err, errlen);
@@ -209,8 +219,19 @@ int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
 		                (unsigned long long)l->pp.n, (unsigned long long)l->cp.n,
 		                (unsigned long long)group, l->tp.from, l->pp.from, l->cp.from,
 		                (unsigned long long)group);
-	if (tp == 1 || p->nnodes <= 1)
-		return 0; /* a TP group of one, or everything on one node */
+	/* parallel_state.py: world % (ETP x EP x PP) for the expert groups. */
+	if ((l->ep.n > 1 || l->etp.n != l->tp.n)
+	    && p->ntasks % (l->etp.n * l->ep.n * l->pp.n) != 0)
+		return rdzv_err(err, errlen, "world size %u is not divisible by ETP x EP x PP = "
+		                "%llu x %llu x %llu = %llu (from %s, %s, %s): Megatron would stop "
+		                "forming its expert-parallel groups", p->ntasks,
+		                (unsigned long long)l->etp.n, (unsigned long long)l->ep.n,
+		                (unsigned long long)l->pp.n,
+		                (unsigned long long)(l->etp.n * l->ep.n * l->pp.n), l->etp.from,
+		                l->ep.from, l->pp.from);
+	if (tp == 1 || p->nnodes <= 1 || p->by_domain)
+		return 0; /* a TP group of one, everything on one node, or NVLink beyond
+		           * the node: groups are checked by domain (srun) */
 	if (d == DIST_ARBITRARY || d == DIST_OTHER)
 		return 0; /* placement unknown here: only divisibility is checked */
 	if (have_tpn)
@@ -250,6 +271,56 @@ int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
 	default:
 		return 0;
 	}
+}
+
+int rdzv_megatron_check_domains(const struct rdzv_megatron_layout *l, uint32_t ntasks,
+                                const struct rdzv_megatron_domains *md, char *err,
+                                size_t errlen)
+{
+	struct {
+		uint64_t stride, n;
+		const char *name, *opt;
+		const struct rdzv_megatron_size *sz;
+	} g[4] = {
+		{ 1, l->tp.n, "tensor-parallel", "TP", &l->tp },
+		{ l->tp.n, l->cp.n, "context-parallel", "CP", &l->cp },
+		{ l->etp.n, l->ep.n, "expert-parallel", "EP", &l->ep },
+		{ 1, l->etp.n, "expert-tensor-parallel", "ETP", &l->etp },
+	};
+	char what[160], msg[1536];
+	size_t i;
+
+	if (!md || !md->d || !md->rank_node)
+		return 0;
+	for (i = 0; i < 4; i++) {
+		uint64_t span = g[i].stride * g[i].n;
+
+		if (g[i].n <= 1 || (i == 3 && l->etp.n == l->tp.n))
+			continue;
+		snprintf(what, sizeof(what), "%s=%llu (%s)", g[i].opt, (unsigned long long)g[i].n,
+		         g[i].sz->from);
+		if (rdzv_domain_check_groups(md->d, ntasks, md->rank_node, md->node_names,
+		                             g[i].stride, g[i].n, what, msg, sizeof(msg)) == 0)
+			continue;
+		if (md->tasks_per_node && span % md->tasks_per_node == 0
+		    && (!md->max_domain_nodes || span / md->tasks_per_node <= md->max_domain_nodes))
+			return rdzv_err(err, errlen, "%s; a %s group must stay inside one NVLink "
+			                "domain (%s): with %u tasks per node a group of %llu ranks "
+			                "needs %llu nodes of one domain, which srun --segment=%llu "
+			                "(or sbatch --segment) asks of Slurm", msg, g[i].name,
+			                md->source, md->tasks_per_node, (unsigned long long)span,
+			                (unsigned long long)(span / md->tasks_per_node),
+			                (unsigned long long)(span / md->tasks_per_node));
+		if (md->tasks_per_node && md->max_domain_nodes)
+			return rdzv_err(err, errlen, "%s; a %s group must stay inside one NVLink "
+			                "domain (%s), but its %llu ranks need more than the %u nodes "
+			                "of %u tasks the largest domain holds: lower %s", msg,
+			                g[i].name, md->source, (unsigned long long)span,
+			                md->max_domain_nodes, md->tasks_per_node, g[i].opt);
+		return rdzv_err(err, errlen, "%s; a %s group must stay inside one NVLink domain "
+		                "(%s)", msg, g[i].name, md->source);
+	}
+	return 0;
 }
 
 /* Case-insensitive substring test. */

@@ -23,13 +23,15 @@ struct rdzv_megatron_size {
 
 struct rdzv_megatron_layout {
 	struct rdzv_megatron_size tp, pp, cp;
+	struct rdzv_megatron_size ep;  /* --expert-model-parallel-size, EP_SIZE */
+	struct rdzv_megatron_size etp; /* --expert-tensor-parallel-size; default TP */
 	char fp8[48];     /* the FP8 option given ("--fp8-format hybrid"), or "" */
 	int fsdp;         /* --use-torch-fsdp2 or --use-megatron-fsdp given */
 };
 
 /* Read the layout. The command line wins over the environment (it is what
  * Megatron parses); the environment is read only for a size the command
- * line does not give: TP_SIZE, PP_SIZE, CP_SIZE (envp may be NULL).
+ * line does not give: TP_SIZE, PP_SIZE, CP_SIZE, EP_SIZE (envp may be NULL).
  * Returns 0, or -1 naming the bad option or variable and its value. */
 int rdzv_megatron_read(int argc, char *const *argv, char *const *envp,
                        struct rdzv_megatron_layout *l, char *err, size_t errlen);
@@ -43,6 +45,9 @@ struct rdzv_megatron_place {
 	uint32_t node_id;           /* that node's index (for messages) */
 	const char *distribution;   /* SLURM_DISTRIBUTION, or NULL/"" = block */
 	uint32_t plane_size;        /* SLURM_DIST_PLANESIZE for plane; 0 unknown */
+	int by_domain;              /* 1: NVLink reaches beyond the node (nvlink_domain=
+	                             * block|nvml): only the sizes are checked here; the
+	                             * groups by domain in rdzv_megatron_check_domains */
 };
 
 /* Refuse, with the numbers in the message:
@@ -56,6 +61,28 @@ struct rdzv_megatron_place {
  * Returns 0 or -1. */
 int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
                         const struct rdzv_megatron_place *p, char *err, size_t errlen);
+
+/* The step's ranks on nodes and the nodes in NVLink domains (domain.h),
+ * known in srun from the step's layout and Slurm's topology blocks. */
+struct rdzv_domains;
+struct rdzv_megatron_domains {
+	const struct rdzv_domains *d;
+	const uint32_t *rank_node;   /* [ntasks]: each rank's node id */
+	char *const *node_names;     /* [nnodes] */
+	const char *source;          /* how domains were found, for messages */
+	uint32_t tasks_per_node;     /* when every node has as many; 0 uneven */
+	uint32_t max_domain_nodes;   /* nodes of the largest domain, 0 unknown */
+};
+
+/* Megatron's tensor-, context- and expert-parallel groups, formed as
+ * Megatron core forms them (order tp-cp-ep-dp-pp: a TP group is TP
+ * consecutive ranks, a CP group CP ranks TP apart, an EP group EP ranks ETP
+ * apart), each inside one NVLink domain. Refuses the first group that spans
+ * domains, naming ranks, nodes and domains, with the --segment that would
+ * keep it inside one. Returns 0 or -1. */
+int rdzv_megatron_check_domains(const struct rdzv_megatron_layout *l, uint32_t ntasks,
+                                const struct rdzv_megatron_domains *md, char *err,
+                                size_t errlen);
 
 /* Whether a GPU model (nvidia-smi / hwloc "GPUModel" form, e.g. "NVIDIA
  * H100 80GB HBM3", "Tesla V100-SXM2-16GB") runs FP8 tensor cores: 1 (Ada,

@@ -61,6 +61,20 @@ int rdzv_fill_netif(const struct rdzv_step *s, struct rdzv_envset *env, char *er
 	return 0;
 }
 
+int rdzv_fill_domain(const struct rdzv_step *s, const struct rdzv_task *t,
+                     struct rdzv_envset *env, char *err, size_t errlen)
+{
+	if (!s->domain[0])
+		return 0;
+	if (rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN", err, errlen, "%s", s->domain) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN_SIZE", err, errlen, "%u",
+	                        s->domain_size) < 0
+	    || rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN_RANK", err, errlen, "%u",
+	                        s->domain_base + t->local_rank) < 0)
+		return -1;
+	return 0;
+}
+
 int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
                     struct rdzv_envset *env, char *err, size_t errlen)
 {
@@ -92,7 +106,8 @@ int rdzv_fill_torch(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || rdzv_envset_addf(env, ORIGIN, "TORCH_NCCL_ASYNC_ERROR_HANDLING", err, errlen,
 	                        "1") < 0
 	    || fill_omp(s, env, err, errlen) < 0
-	    || rdzv_fill_netif(s, env, err, errlen) < 0)
+	    || rdzv_fill_netif(s, env, err, errlen) < 0
+	    || rdzv_fill_domain(s, t, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -111,7 +126,8 @@ static int fill_torchrun(const struct rdzv_step *s, const struct rdzv_task *t,
 	    || AT("PET_MASTER_PORT", "%u", s->port) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "PET_RDZV_ID", err, errlen, "slurm-%u.%u",
 	                        s->job_id, s->step_id) < 0
-	    || rdzv_fill_netif(s, env, err, errlen) < 0)
+	    || rdzv_fill_netif(s, env, err, errlen) < 0
+	    || rdzv_fill_domain(s, t, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }
@@ -224,7 +240,13 @@ static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
 	ps = rdzv_envp_get(s->envp, "SLURM_DIST_PLANESIZE");
 	if (ps && rdzv_parse_u64(ps, 1, UINT32_MAX, &plane) == 0)
 		p.plane_size = (uint32_t)plane;
+	/* NVLink beyond the node (issue 26): groups are checked by domain where
+	 * the step's layout and domains are known (srun), only the sizes on
+	 * the nodes. */
+	p.by_domain = s->nvlink_domain != 0;
 	if (rdzv_megatron_check(&l, &p, msg, sizeof(msg)) < 0)
+		return rdzv_err(err, errlen, "--rdzv=megatron layout check: %s", msg);
+	if (s->md && rdzv_megatron_check_domains(&l, s->ntasks, s->md, msg, sizeof(msg)) < 0)
 		return rdzv_err(err, errlen, "--rdzv=megatron layout check: %s", msg);
 	if (rdzv_megatron_fp8_warning(&l, s->gpu_model, msg, sizeof(msg)) > 0) {
 		snprintf(err, errlen, "--rdzv=megatron: %s", msg);
@@ -292,7 +314,8 @@ static int fill_jax(const struct rdzv_step *s, const struct rdzv_task *t,
 	       v6 ? "]" : "", s->port) < 0
 	    || ID("JAX_NUM_PROCESSES", "%u", s->ntasks) < 0
 	    || ID("JAX_PROCESS_ID", "%u", t->rank) < 0
-	    || rdzv_fill_netif(s, env, err, errlen) < 0)
+	    || rdzv_fill_netif(s, env, err, errlen) < 0
+	    || rdzv_fill_domain(s, t, env, err, errlen) < 0)
 		return -1;
 	return 0;
 }

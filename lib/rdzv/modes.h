@@ -10,6 +10,8 @@
 #include "hostlist.h"
 
 /* What one node knows about the step, computed once per node (user_init). */
+struct rdzv_megatron_domains;
+
 struct rdzv_step {
 	uint32_t job_id;
 	uint32_t step_id;
@@ -38,6 +40,16 @@ struct rdzv_step {
 	 * SLURM_TASKS_PER_NODE, which srun rewrites for the step),
 	 * SLURM_DISTRIBUTION, SLURM_DIST_PLANESIZE, TP_SIZE... */
 	char **envp;
+	/* NVLink domains (issue 26, domain.h). nvlink_domain: the site's rule.
+	 * On the nodes: domain[0] set when the node's domain is known (srun's
+	 * map for block), with the step's tasks in it (domain_size) and the
+	 * index of the node's first task among them (domain_base). In srun:
+	 * md, the step's ranks by domain, for the whole-step check; NULL
+	 * otherwise. */
+	int nvlink_domain;
+	char domain[64];
+	uint32_t domain_size, domain_base, domain_nodes;
+	const struct rdzv_megatron_domains *md;
 };
 
 /* What differs between tasks of one node. */
@@ -112,6 +124,11 @@ int rdzv_megatron_connections(const struct rdzv_step *step, char *why, size_t wh
  * so that other modes (deepspeed, megatron) build on it. */
 /* GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME (=NAME, exact) naming step->ifname,
  * as defaults, when it is known; every mode that meets at MASTER_ADDR adds them. */
+/* RDZV_NVLINK_DOMAIN, RDZV_NVLINK_DOMAIN_SIZE, RDZV_NVLINK_DOMAIN_RANK when
+ * the node's NVLink domain is known (issue 26); nothing otherwise. */
+struct rdzv_task;
+int rdzv_fill_domain(const struct rdzv_step *step, const struct rdzv_task *t,
+                     struct rdzv_envset *env, char *err, size_t errlen);
 int rdzv_fill_netif(const struct rdzv_step *step, struct rdzv_envset *env, char *err,
                     size_t errlen);
 

@@ -1,0 +1,526 @@
+/* domain.c: see domain.h. */
+#include "config.h"
+#include "domain.h"
+#include "hostlist.h"
+#include "layout.h"
+#include "nodeorder.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kinds[] = { "node", "block", "nvml" };
+
+int rdzv_nvlink_domain_parse(const char *s, enum rdzv_nvlink_domain *out)
+{
+	size_t i;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(s, kinds[i]) == 0) {
+			*out = (enum rdzv_nvlink_domain)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *rdzv_nvlink_domain_name(enum rdzv_nvlink_domain d)
+{
+	return (unsigned)d < sizeof(kinds) / sizeof(kinds[0]) ? kinds[d] : "?";
+}
+
+void rdzv_domains_free(struct rdzv_domains *d)
+{
+	if (!d)
+		return;
+	free(d->node_domain);
+	free(d->names);
+	free(d->domain_nodes);
+	memset(d, 0, sizeof(*d));
+}
+
+/* A domain name: what Slurm accepts for a block name that we can carry in
+ * RDZV_STEP_DOMAINS and a variable: letters, digits, '.', '_', '-'. */
+static int name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n >= RDZV_DOMAIN_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		      || c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* The value of KEY= in one line of tokens separated by blanks, as a span. */
+static int token(const char *line, size_t len, const char *key, const char **val, size_t *vlen)
+{
+	size_t klen = strlen(key), i = 0;
+
+	while (i < len) {
+		size_t e;
+
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		e = i;
+		while (e < len && line[e] != ' ' && line[e] != '\t')
+			e++;
+		if (e - i > klen && strncmp(line + i, key, klen) == 0 && line[i + klen] == '=') {
+			*val = line + i + klen + 1;
+			*vlen = e - i - klen - 1;
+			return 1;
+		}
+		i = e;
+	}
+	return 0;
+}
+
+struct block {
+	char name[RDZV_DOMAIN_NAME_MAX];
+	char *nodes; /* the block's host list */
+	uint32_t count;
+};
+
+static int add_domain(struct rdzv_domains *d, const char *name, uint32_t nodes)
+{
+	char (*nn)[RDZV_DOMAIN_NAME_MAX];
+	uint32_t *nd;
+
+	nn = realloc(d->names, (d->ndomains + 1) * sizeof(*nn));
+	if (!nn)
+		return -1;
+	d->names = nn;
+	nd = realloc(d->domain_nodes, (d->ndomains + 1) * sizeof(*nd));
+	if (!nd)
+		return -1;
+	d->domain_nodes = nd;
+	snprintf(d->names[d->ndomains], RDZV_DOMAIN_NAME_MAX, "%s", name);
+	d->domain_nodes[d->ndomains] = nodes;
+	d->ndomains++;
+	return 0;
+}
+
+int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
+                             struct rdzv_domains *d, char *err, size_t errlen)
+{
+	struct block *b = NULL;
+	size_t nb = 0, i, lineno = 0;
+	const char *p = text;
+	char host[RDZV_HOST_MAX], why[256];
+	long nn;
+	uint32_t *used = NULL;
+	int rv = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (!text || !step_nodelist)
+		return rdzv_err(err, errlen, "no topology or no node list");
+	while (*p) {
+		size_t len = strcspn(p, "\n"), vlen, nlen;
+		const char *val, *nodes;
+		struct block *nbk;
+
+		lineno++;
+		if (token(p, len, "BlockName", &val, &vlen)) {
+			if (!name_ok(val, vlen)) {
+				rdzv_err(err, errlen, "block name '%.*s' (line %zu of Slurm's topology) "
+				         "is empty, too long or has characters other than letters, "
+				         "digits, '.', '_' and '-'", (int)(vlen > 64 ? 64 : vlen), val,
+				         lineno);
+				goto out;
+			}
+			if (!(nbk = realloc(b, (nb + 1) * sizeof(*b))))
+				goto oom;
+			b = nbk;
+			memset(&b[nb], 0, sizeof(b[nb]));
+			memcpy(b[nb].name, val, vlen);
+			if (token(p, len, "Nodes", &nodes, &nlen) && nlen) {
+				if (!(b[nb].nodes = strndup(nodes, nlen)))
+					goto oom;
+				nn = rdzv_hostlist_count(b[nb].nodes, why, sizeof(why));
+				if (nn < 0) {
+					rdzv_err(err, errlen, "block %s: Nodes=%.64s: %s", b[nb].name,
+					         b[nb].nodes, why);
+					nb++;
+					goto out;
+				}
+				b[nb].count = (uint32_t)nn;
+			}
+			nb++;
+		}
+		p += len;
+		if (*p == '\n')
+			p++;
+	}
+	if (nb == 0) {
+		rdzv_err(err, errlen, "slurmctld reports no topology block (is TopologyPlugin "
+		         "topology/block?)");
+		goto out;
+	}
+	nn = rdzv_hostlist_count(step_nodelist, why, sizeof(why));
+	if (nn <= 0) {
+		rdzv_err(err, errlen, "the step's node list %.64s: %s", step_nodelist,
+		         nn < 0 ? why : "empty");
+		goto out;
+	}
+	d->nnodes = (uint32_t)nn;
+	if (!(d->node_domain = calloc(d->nnodes, sizeof(uint32_t)))
+	    || !(used = calloc(nb, sizeof(uint32_t))))
+		goto oom;
+	for (i = 0; i < nb; i++)
+		used[i] = UINT32_MAX;
+	for (i = 0; i < d->nnodes; i++) {
+		size_t k, found = nb;
+
+		if (rdzv_hostlist_nth(step_nodelist, i, host, sizeof(host), why, sizeof(why)) < 0) {
+			rdzv_err(err, errlen, "the step's node list: %s", why);
+			goto out;
+		}
+		for (k = 0; k < nb; k++) {
+			int m = b[k].nodes ? rdzv_hostlist_has(b[k].nodes, host, why, sizeof(why)) : 0;
+
+			if (m < 0) {
+				rdzv_err(err, errlen, "block %s: %s", b[k].name, why);
+				goto out;
+			}
+			if (m == 0)
+				continue;
+			if (found < nb) {
+				rdzv_err(err, errlen, "node %s is in two topology blocks, %s and %s: "
+				         "its NVLink domain is not one", host, b[found].name, b[k].name);
+				goto out;
+			}
+			found = k;
+		}
+		if (found == nb) {
+			rdzv_err(err, errlen, "node %s is in no topology block: its NVLink domain is "
+			         "unknown (add it to a BlockName= line of topology.conf, or use "
+			         "nvlink_domain=node)", host);
+			goto out;
+		}
+		if (used[found] == UINT32_MAX) {
+			used[found] = d->ndomains;
+			if (add_domain(d, b[found].name, b[found].count) < 0)
+				goto oom;
+		}
+		d->node_domain[i] = used[found];
+	}
+	rv = 0;
+	goto out;
+oom:
+	rdzv_err(err, errlen, "out of memory reading the topology blocks");
+out:
+	for (i = 0; i < nb; i++)
+		free(b[i].nodes);
+	free(b);
+	free(used);
+	if (rv < 0)
+		rdzv_domains_free(d);
+	return rv;
+}
+
+/* Append printf output at *used; -1 when it does not fit. */
+static int put(char *buf, size_t len, size_t *used, const char *fmt, ...) RDZV_PRINTF(4, 5);
+
+static int put(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*used >= len)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len - *used)
+		return -1;
+	*used += (size_t)n;
+	return 0;
+}
+
+int rdzv_domains_format(uint32_t job_id, uint32_t step_id, const struct rdzv_domains *d,
+                        char *buf, size_t len)
+{
+	size_t used = 0;
+	uint32_t k, i;
+
+	if (put(buf, len, &used, "%u.%u:", job_id, step_id) < 0)
+		return -1;
+	for (k = 0; k < d->ndomains; k++) {
+		int first = 1;
+
+		if (put(buf, len, &used, "%s%s=", k ? ";" : "", d->names[k]) < 0)
+			return -1;
+		for (i = 0; i < d->nnodes; i++) {
+			uint32_t e = i;
+
+			if (d->node_domain[i] != k)
+				continue;
+			while (e + 1 < d->nnodes && d->node_domain[e + 1] == k)
+				e++;
+			if (put(buf, len, &used, e > i ? "%s%u-%u" : "%s%u", first ? "" : ",", i,
+			        e) < 0)
+				return -1;
+			first = 0;
+			i = e;
+		}
+	}
+	return 0;
+}
+
+static int read_u32(const char **p, uint32_t *v)
+{
+	uint64_t x;
+	size_t n = strspn(*p, "0123456789");
+
+	if (n == 0 || rdzv_parse_u64n(*p, n, 0, UINT32_MAX - 1, &x) < 0)
+		return -1;
+	*v = (uint32_t)x;
+	*p += n;
+	return 0;
+}
+
+int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_t *step_id,
+                       struct rdzv_domains *d, char *err, size_t errlen)
+{
+	const char *p = s;
+	unsigned char *seen = NULL;
+	uint32_t covered = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!s || strlen(s) > RDZV_DOMAINS_TEXT_MAX)
+		return rdzv_err(err, errlen, "%s is missing or too long", RDZV_STEP_DOMAINS_VAR);
+	if (read_u32(&p, job_id) < 0 || *p++ != '.' || read_u32(&p, step_id) < 0 || *p++ != ':')
+		return rdzv_err(err, errlen, "%s '%.64s': no JOB.STEP: at its start",
+		                RDZV_STEP_DOMAINS_VAR, s);
+	if (nnodes == 0)
+		return rdzv_err(err, errlen, "a step of no nodes");
+	if (!(seen = calloc(nnodes, 1)) || !(d->node_domain = calloc(nnodes, sizeof(uint32_t))))
+		goto oom;
+	d->nnodes = nnodes;
+	while (*p) {
+		size_t n = strcspn(p, "=;");
+		char name[RDZV_DOMAIN_NAME_MAX];
+
+		if (p[n] != '=' || !name_ok(p, n))
+			goto bad;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (add_domain(d, name, 0) < 0)
+			goto oom;
+		p += n + 1;
+		for (;;) {
+			uint32_t a, b, v;
+
+			if (read_u32(&p, &a) < 0)
+				goto bad;
+			b = a;
+			if (*p == '-') {
+				p++;
+				if (read_u32(&p, &b) < 0 || b <= a)
+					goto bad;
+			}
+			if (b >= nnodes) {
+				rdzv_err(err, errlen, "%s names node %u of a %u-node step",
+				         RDZV_STEP_DOMAINS_VAR, b, nnodes);
+				goto fail;
+			}
+			for (v = a;; v++) {
+				if (seen[v]) {
+					rdzv_err(err, errlen, "%s puts node %u in two domains",
+					         RDZV_STEP_DOMAINS_VAR, v);
+					goto fail;
+				}
+				seen[v] = 1;
+				d->node_domain[v] = d->ndomains - 1;
+				covered++;
+				if (v == b)
+					break;
+			}
+			if (*p != ',')
+				break;
+			p++;
+		}
+		if (*p == ';' && p[1])
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (covered != nnodes) {
+		rdzv_err(err, errlen, "%s leaves %u of the step's %u nodes in no domain",
+		         RDZV_STEP_DOMAINS_VAR, nnodes - covered, nnodes);
+		goto fail;
+	}
+	free(seen);
+	return 0;
+bad:
+	rdzv_err(err, errlen, "%s '%.64s' is malformed near '%.16s'", RDZV_STEP_DOMAINS_VAR, s, p);
+	goto fail;
+oom:
+	rdzv_err(err, errlen, "out of memory");
+fail:
+	free(seen);
+	rdzv_domains_free(d);
+	return -1;
+}
+
+int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char *order,
+                      const char *tpn, uint32_t *size, uint32_t *base, uint32_t *nodes,
+                      char *err, size_t errlen)
+{
+	uint32_t me, mypos, j;
+
+	if (node_id >= d->nnodes)
+		return rdzv_err(err, errlen, "node %u is not one of the map's %u nodes", node_id,
+		                d->nnodes);
+	if (!tpn)
+		return rdzv_err(err, errlen, "no tasks per node");
+	me = d->node_domain[node_id];
+	if (rdzv_order_position(order ? order : "", d->nnodes, node_id, &mypos, err, errlen) < 0)
+		return -1;
+	*size = *base = *nodes = 0;
+	for (j = 0; j < d->nnodes; j++) {
+		uint32_t t, pos;
+
+		if (d->node_domain[j] != me)
+			continue;
+		if (rdzv_tpn_tasks_on(tpn, j, &t, err, errlen) < 0
+		    || rdzv_order_position(order ? order : "", d->nnodes, j, &pos, err, errlen) < 0)
+			return -1;
+		*size += t;
+		(*nodes)++;
+		if (pos < mypos)
+			*base += t;
+	}
+	return 0;
+}
+
+/* "0-3" or "0, 2, 4, 6" (at most 6 listed) of the members of a group in
+ * domain dm. */
+static void ranks_in(const struct rdzv_domains *d, const uint32_t *rank_node, uint64_t start,
+                     uint64_t stride, uint64_t n, uint32_t dm, char *buf, size_t len)
+{
+	size_t used = 0;
+	uint64_t k, listed = 0, lo = UINT64_MAX, prev = 0;
+
+	buf[0] = '\0';
+	for (k = 0; k < n; k++) {
+		uint64_t r = start + k * stride;
+
+		if (d->node_domain[rank_node[r]] != dm)
+			continue;
+		if (stride == 1) { /* one run per domain in practice: print ranges */
+			if (lo == UINT64_MAX)
+				lo = r;
+			else if (r != prev + 1) {
+				put(buf, len, &used, "%s%llu-%llu", used ? ", " : "",
+				    (unsigned long long)lo, (unsigned long long)prev);
+				lo = r;
+			}
+			prev = r;
+			continue;
+		}
+		if (listed++ == 6) {
+			put(buf, len, &used, ", ...");
+			break;
+		}
+		put(buf, len, &used, "%s%llu", used ? ", " : "", (unsigned long long)r);
+	}
+	if (stride == 1 && lo != UINT64_MAX)
+		put(buf, len, &used, lo == prev ? "%s%llu" : "%s%llu-%llu", used ? ", " : "",
+		    (unsigned long long)lo, (unsigned long long)prev);
+}
+
+/* The distinct nodes (at most 4 named) of a group's members in domain dm. */
+static void nodes_in(const struct rdzv_domains *d, const uint32_t *rank_node,
+                     char *const *node_names, uint64_t start, uint64_t stride, uint64_t n,
+                     uint32_t dm, char *buf, size_t len)
+{
+	size_t used = 0;
+	uint32_t seen[4], nseen = 0, i;
+	uint64_t k;
+	int more = 0;
+
+	buf[0] = '\0';
+	for (k = 0; k < n; k++) {
+		uint32_t node = rank_node[start + k * stride];
+
+		if (d->node_domain[node] != dm)
+			continue;
+		for (i = 0; i < nseen && seen[i] != node; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen == 4) {
+			more = 1;
+			continue;
+		}
+		seen[nseen++] = node;
+		put(buf, len, &used, "%s%s", used ? ", " : "",
+		    node_names && node_names[node] ? node_names[node] : "?");
+	}
+	if (more)
+		put(buf, len, &used, ", ...");
+}
+
+int rdzv_domain_check_groups(const struct rdzv_domains *d, uint32_t ntasks,
+                             const uint32_t *rank_node, char *const *node_names,
+                             uint64_t stride, uint64_t n, const char *what, char *err,
+                             size_t errlen)
+{
+	uint64_t r, k, span = stride * n;
+
+	if (n <= 1 || stride == 0)
+		return 0;
+	for (r = 0; r < ntasks; r++) {
+		uint32_t dm, seen[3], nseen = 0, i;
+		int more = 0;
+		char msg[1024], ranks[256], nodes[256];
+		size_t used = 0;
+
+		if ((r / stride) % n != 0)
+			continue; /* not the first rank of its group */
+		if (r - (r % span) + span > ntasks)
+			return rdzv_err(err, errlen, "%s: the step's %u ranks do not divide into groups "
+			                "of %llu", what, ntasks, (unsigned long long)n);
+		dm = d->node_domain[rank_node[r]];
+		for (k = 1; k < n; k++)
+			if (d->node_domain[rank_node[r + k * stride]] != dm)
+				break;
+		if (k == n)
+			continue;
+		/* The domains the group touches, in the order its ranks meet them. */
+		for (k = 0; k < n && !more; k++) {
+			uint32_t x = d->node_domain[rank_node[r + k * stride]];
+
+			for (i = 0; i < nseen && seen[i] != x; i++)
+				;
+			if (i < nseen)
+				continue;
+			if (nseen == 3)
+				more = 1;
+			else
+				seen[nseen++] = x;
+		}
+		msg[0] = '\0';
+		for (i = 0; i < nseen; i++) {
+			ranks_in(d, rank_node, r, stride, n, seen[i], ranks, sizeof(ranks));
+			nodes_in(d, rank_node, node_names, r, stride, n, seen[i], nodes, sizeof(nodes));
+			put(msg, sizeof(msg), &used, "%s%s (ranks %s on %s)",
+			    i == 0 ? "" : i + 1 == nseen && !more ? " and " : ", ", d->names[seen[i]], ranks,
+			    nodes);
+		}
+		return rdzv_err(err, errlen, "%s: the group of ranks %llu%s%llu would span NVLink "
+		                "domains %s%s", what, (unsigned long long)r,
+		                stride == 1 ? "-" : "..", (unsigned long long)(r + (n - 1) * stride),
+		                msg, more ? " and more" : "");
+	}
+	return 0;
+}

@@ -1,0 +1,246 @@
+/* test-domain.c: NVLink domains (issue 26): Slurm's block topology read into
+ * a step's domain map, the map's text for the nodes, a node's place in its
+ * domain, and Megatron's groups checked by domain. The block text is what
+ * Slurm 26.05's topology/block prints (scontrol show topology; the format of
+ * src/plugins/topology/block/topology_block.c, _print_topo_record). */
+#include "config.h"
+#include "tap.h"
+#include "domain.h"
+#include "megatron.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Slurm's print for b1 = n[1,3], b2 = n[2,4], BlockSizes=2,4. */
+static const char *two_blocks =
+	"BlockName=b1 BlockIndex=0 Nodes=n[1,3] BlockSize=2\n"
+	"BlockName=b2 BlockIndex=1 Nodes=n[2,4] BlockSize=2\n"
+	"AggregatedBlock=b1,b2 BlockIndex=2 Nodes=n[1-4] BlockSize=4\n";
+
+static void test_kinds(void)
+{
+	enum rdzv_nvlink_domain k;
+
+	ok(rdzv_nvlink_domain_parse("node", &k) == 0 && k == RDZV_NVLINK_NODE, "node parses");
+	ok(rdzv_nvlink_domain_parse("block", &k) == 0 && k == RDZV_NVLINK_BLOCK, "block parses");
+	ok(rdzv_nvlink_domain_parse("nvml", &k) == 0 && k == RDZV_NVLINK_NVML, "nvml parses");
+	ok(rdzv_nvlink_domain_parse("rack", &k) < 0 && rdzv_nvlink_domain_parse("", &k) < 0
+	   && rdzv_nvlink_domain_parse("Block", &k) < 0, "anything else is refused");
+	is_str(rdzv_nvlink_domain_name(RDZV_NVLINK_BLOCK), "block", "names round-trip");
+}
+
+static void test_blocks(void)
+{
+	struct rdzv_domains d;
+	char err[512], text[256];
+	uint32_t job, step;
+
+	ok(rdzv_domains_from_blocks(two_blocks, "n[1-4]", &d, err, sizeof(err)) == 0,
+	   "two blocks read: %s", err);
+	ok(d.nnodes == 4 && d.ndomains == 2, "4 nodes in 2 domains (%u, %u)", d.nnodes, d.ndomains);
+	/* node ids follow the step's list: n1 n2 n3 n4 */
+	ok(d.node_domain[0] == d.node_domain[2] && d.node_domain[1] == d.node_domain[3]
+	   && d.node_domain[0] != d.node_domain[1], "n1, n3 together; n2, n4 together");
+	is_str(d.names[d.node_domain[0]], "b1", "n1 is in b1 (the aggregated block is no domain)");
+	is_str(d.names[d.node_domain[1]], "b2", "n2 is in b2");
+	ok(d.domain_nodes[0] == 2 && d.domain_nodes[1] == 2, "each block holds 2 nodes");
+	ok(rdzv_domains_format(7, 3, &d, text, sizeof(text)) == 0, "map formats");
+	is_str(text, "7.3:b1=0,2;b2=1,3", "map text");
+	ok(rdzv_domains_format(7, 3, &d, text, 10) < 0, "a short buffer is refused, never cut");
+	rdzv_domains_free(&d);
+
+	ok(rdzv_domains_parse("7.3:b1=0,2;b2=1,3", 4, &job, &step, &d, err, sizeof(err)) == 0
+	   && job == 7 && step == 3 && d.ndomains == 2 && d.node_domain[2] == 0
+	   && d.node_domain[3] == 1, "map parses back: %s", err);
+	rdzv_domains_free(&d);
+	ok(rdzv_domains_parse("7.3:r1=0-17;r2=18-35", 36, &job, &step, &d, err, sizeof(err)) == 0
+	   && d.node_domain[17] == 0 && d.node_domain[18] == 1, "ranges parse (two NVL72 racks)");
+	rdzv_domains_free(&d);
+
+	/* a subset of the blocks' nodes: the step's own ids */
+	ok(rdzv_domains_from_blocks(two_blocks, "n[3-4]", &d, err, sizeof(err)) == 0
+	   && d.nnodes == 2 && d.ndomains == 2 && strcmp(d.names[d.node_domain[0]], "b1") == 0
+	   && strcmp(d.names[d.node_domain[1]], "b2") == 0, "a 2-node step of n3, n4: b1, b2");
+	rdzv_domains_free(&d);
+
+	/* refusals, each named */
+	ok(rdzv_domains_from_blocks(two_blocks, "n[1-5]", &d, err, sizeof(err)) < 0
+	   && strstr(err, "node n5 is in no topology block"), "a node in no block: %s", err);
+	ok(rdzv_domains_from_blocks("BlockName=b1 BlockIndex=0 Nodes=n[1-2] BlockSize=2\n"
+	                            "BlockName=b2 BlockIndex=1 Nodes=n[2-3] BlockSize=2\n", "n2",
+	                            &d, err, sizeof(err)) < 0
+	   && strstr(err, "n2 is in two topology blocks, b1 and b2"), "a node in two: %s", err);
+	ok(rdzv_domains_from_blocks("SwitchName=s1 Level=0 LinkSpeed=1 Nodes=n[1-4]\n", "n1", &d,
+	                            err, sizeof(err)) < 0
+	   && strstr(err, "no topology block"), "topology/tree's print has no block: %s", err);
+	ok(rdzv_domains_from_blocks("", "n1", &d, err, sizeof(err)) < 0, "no text at all");
+	ok(rdzv_domains_from_blocks("BlockName=b:1 BlockIndex=0 Nodes=n1 BlockSize=1\n", "n1", &d,
+	                            err, sizeof(err)) < 0 && strstr(err, "block name 'b:1'"),
+	   "a block name we cannot carry is refused: %s", err);
+	ok(rdzv_domains_from_blocks("BlockName=b1 BlockIndex=0 Nodes=n[1- BlockSize=1\n", "n1", &d,
+	                            err, sizeof(err)) < 0 && strstr(err, "block b1"),
+	   "a malformed Nodes= is named: %s", err);
+
+	ok(rdzv_domains_parse("7.3:b1=0,2", 4, &job, &step, &d, err, sizeof(err)) < 0
+	   && strstr(err, "leaves 2 of the step's 4 nodes"), "a node left out: %s", err);
+	ok(rdzv_domains_parse("7.3:b1=0-2;b2=2-3", 4, &job, &step, &d, err, sizeof(err)) < 0
+	   && strstr(err, "node 2 in two"), "a node twice: %s", err);
+	ok(rdzv_domains_parse("7.3:b1=0-4", 4, &job, &step, &d, err, sizeof(err)) < 0
+	   && strstr(err, "node 4 of a 4-node step"), "out of range: %s", err);
+	ok(rdzv_domains_parse("7.3:b1=1-0,2-3", 4, &job, &step, &d, err, sizeof(err)) < 0,
+	   "a backwards range");
+	ok(rdzv_domains_parse("7.3:=0-3", 4, &job, &step, &d, err, sizeof(err)) < 0, "no name");
+	ok(rdzv_domains_parse("7:b1=0-3", 4, &job, &step, &d, err, sizeof(err)) < 0, "no step id");
+	ok(rdzv_domains_parse("7.3:b1=0-3;", 4, &job, &step, &d, err, sizeof(err)) < 0,
+	   "a trailing separator");
+	ok(rdzv_domains_parse("7.3:b$=0-3", 4, &job, &step, &d, err, sizeof(err)) < 0,
+	   "a name with a shell character");
+}
+
+static void test_place(void)
+{
+	struct rdzv_domains d;
+	char err[512];
+	uint32_t job, step, size, base, nodes;
+
+	/* 26.05, topology/block b1 = n[1,3], b2 = n[2,4], 2 tasks per node:
+	 * Slurm lays ranks n1 0-1, n3 2-3, n2 4-5, n4 6-7 (node order 0,2,1,3). */
+	ok(rdzv_domains_parse("9.0:b1=0,2;b2=1,3", 4, &job, &step, &d, err, sizeof(err)) == 0,
+	   "map");
+	ok(rdzv_domain_place(&d, 2, "0,2,1,3", "2(x4)", &size, &base, &nodes, err, sizeof(err)) == 0
+	   && size == 4 && base == 2 && nodes == 2, "n3: 4 tasks in b1, its first is b1's 2 (%u %u %u)",
+	   size, base, nodes);
+	ok(rdzv_domain_place(&d, 1, "0,2,1,3", "2(x4)", &size, &base, &nodes, err, sizeof(err)) == 0
+	   && size == 4 && base == 0, "n2: first of b2");
+	ok(rdzv_domain_place(&d, 3, "", "1,2,3,4", &size, &base, &nodes, err, sizeof(err)) == 0
+	   && size == 6 && base == 2, "list order, uneven tasks: n4 after n2 in b2 (%u %u)", size,
+	   base);
+	ok(rdzv_domain_place(&d, 4, "", "2(x4)", &size, &base, &nodes, err, sizeof(err)) < 0,
+	   "a node outside the map");
+	ok(rdzv_domain_place(&d, 1, "", "2(x3)", &size, &base, &nodes, err, sizeof(err)) < 0,
+	   "tasks per node for fewer nodes than the map");
+	rdzv_domains_free(&d);
+}
+
+/* A step of nnodes x tpn ranks, laid by Slurm in the node order given. */
+static void lay(uint32_t *rank_node, const uint32_t *order, uint32_t nnodes, uint32_t tpn)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < nnodes; i++)
+		for (j = 0; j < tpn; j++)
+			rank_node[i * tpn + j] = order[i];
+}
+
+static int megatron(const char *const *args, int n, struct rdzv_megatron_layout *l)
+{
+	char err[256], copy[16][64];
+	char *argv[17];
+	int i;
+
+	for (i = 0; i < n && i < 16; i++) {
+		snprintf(copy[i], sizeof(copy[i]), "%s", args[i]);
+		argv[i] = copy[i];
+	}
+	argv[n] = NULL;
+	return rdzv_megatron_read(n, argv, NULL, l, err, sizeof(err));
+}
+
+static void test_groups(void)
+{
+	struct rdzv_domains d;
+	struct rdzv_megatron_layout l;
+	struct rdzv_megatron_domains md;
+	char err[1024];
+	uint32_t job, step, rank_node[8];
+	static const uint32_t topo_order[4] = { 0, 2, 1, 3 }; /* n1 n3 n2 n4 */
+	static const uint32_t list_order[4] = { 0, 1, 2, 3 };
+	static char n1[] = "n1", n2[] = "n2", n3[] = "n3", n4[] = "n4";
+	char *names[4] = { n1, n2, n3, n4 };
+	static const char *tp4[] = { "train.py", "--tensor-model-parallel-size", "4" };
+	static const char *tp8[] = { "train.py", "--tensor-model-parallel-size", "8" };
+	static const char *ep4[] = { "train.py", "--expert-model-parallel-size", "4" };
+	static const char *ep8[] = { "train.py", "--expert-model-parallel-size", "8" };
+	static const char *cp4[] = { "train.py", "--context-parallel-size", "4",
+	                             "--tensor-model-parallel-size", "2" };
+	static const char *ep2etp2[] = { "train.py", "--expert-model-parallel-size", "2",
+	                                 "--expert-tensor-parallel-size", "2" };
+
+	ok(rdzv_domains_parse("9.0:b1=0,2;b2=1,3", 4, &job, &step, &d, err, sizeof(err)) == 0,
+	   "map");
+	memset(&md, 0, sizeof(md));
+	md.d = &d;
+	md.rank_node = rank_node;
+	md.node_names = names;
+	md.source = "test blocks";
+	md.tasks_per_node = 2;
+	md.max_domain_nodes = 2;
+	lay(rank_node, topo_order, 4, 2);
+
+	ok(megatron(tp4, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) == 0,
+	   "TP=4 in topology order: groups 0-3 (b1) and 4-7 (b2) fit: %s", err);
+	ok(megatron(tp8, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0,
+	   "TP=8 spans both blocks");
+	ok(strstr(err, "TP=8 (--tensor-model-parallel-size): the group of ranks 0-7 would span "
+	           "NVLink domains b1 (ranks 0-3 on n1, n3) and b2 (ranks 4-7 on n2, n4)") != NULL,
+	   "names ranks, nodes and both blocks: %s", err);
+	ok(strstr(err, "more than the 2 nodes") != NULL, "no segment fits: says so");
+	ok(megatron(ep4, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) == 0,
+	   "EP=4 fits");
+	ok(megatron(ep8, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
+	   && strstr(err, "EP=8 (--expert-model-parallel-size)") && strstr(err, "b1")
+	   && strstr(err, "b2"), "EP=8 refused naming both blocks: %s", err);
+	/* CP=4 with TP=2: CP groups are ranks 2 apart: {0,2,4,6}: spans b1, b2 */
+	ok(megatron(cp4, 5, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
+	   && strstr(err, "CP=4") && strstr(err, "ranks 0..6") && strstr(err, "ranks 0, 2 on n1, n3"),
+	   "CP=4 x TP=2: strided group named: %s", err);
+	ok(megatron(ep2etp2, 5, &l) == 0
+	   && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) == 0,
+	   "EP=2 x ETP=2: groups of 4 ranks fit");
+
+	/* List order (a topology ignored, or an older Slurm): TP=4's first
+	 * group is n1 (b1) and n2 (b2): refused, and --segment=2 is the fix. */
+	lay(rank_node, list_order, 4, 2);
+	md.max_domain_nodes = 18;
+	ok(megatron(tp4, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
+	   && strstr(err, "ranks 0-3 would span NVLink domains b1 (ranks 0-1 on n1) and b2 "
+	             "(ranks 2-3 on n2)") && strstr(err, "srun --segment=2"),
+	   "TP=4 across n1 and n2: refused with --segment=2: %s", err);
+	md.tasks_per_node = 0;
+	ok(rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
+	   && !strstr(err, "--segment"), "uneven tasks: no segment advice");
+	ok(rdzv_megatron_check_domains(&l, 8, NULL, err, sizeof(err)) == 0,
+	   "no domains: nothing to check here");
+	rdzv_domains_free(&d);
+
+	/* EP's world divisibility (parallel_state.py) */
+	{
+		struct rdzv_megatron_place p;
+		static const char *ep3[] = { "train.py", "--expert-model-parallel-size", "3" };
+
+		memset(&p, 0, sizeof(p));
+		p.ntasks = 8;
+		p.nnodes = 4;
+		p.by_domain = 1;
+		ok(megatron(ep3, 3, &l) == 0 && rdzv_megatron_check(&l, &p, err, sizeof(err)) < 0
+		   && strstr(err, "ETP x EP x PP = 1 x 3 x 1 = 3"), "EP=3 on 8 ranks: %s", err);
+		ok(megatron(tp8, 3, &l) == 0 && rdzv_megatron_check(&l, &p, err, sizeof(err)) == 0,
+		   "by domain, TP=8 over 4 nodes of 2 tasks passes the node check (groups are "
+		   "checked by domain)");
+		p.by_domain = 0;
+		p.tasks_per_node = "2(x4)";
+		ok(rdzv_megatron_check(&l, &p, err, sizeof(err)) < 0
+		   && strstr(err, "TP=8 is larger than the 2 tasks on node 0"),
+		   "nvlink_domain=node keeps today's refusal: %s", err);
+	}
+}
+
+int main(void)
+{
+	test_kinds();
+	test_blocks();
+	test_place();
+	test_groups();
+	return done_testing();
+}
