@@ -7,8 +7,11 @@ two refusals that depend on the launch (world size divisible by
 TP x PP x CP; CUDA_DEVICE_MAX_CONNECTIONS=1 for TP or CP > 1 unless FSDP), and
 torch.distributed.init_process_group(env://). Then, in place of training, it
 checks what the plugin's layout check promises: the ranks of each
-tensor-parallel group (consecutive, TP fastest) share one node. Prints one
-RDZV_REPORT line per rank.
+tensor-parallel group (consecutive, TP fastest) share one node, or, with
+MEGATRON_STANDIN_GROUPS_BY=block, one Slurm topology block (SLURM_TOPOLOGY_ADDR,
+Slurm's own per-task answer under topology/block: an NVLink domain), and so
+do the expert-parallel groups (EP ranks ETP apart, ETP = TP by default, as
+Megatron core's RankGenerator forms them). Prints one RDZV_REPORT line per rank.
 """
 import argparse
 import json
@@ -26,6 +29,8 @@ def parse():
     p.add_argument("--tensor-model-parallel-size", type=int, default=1)
     p.add_argument("--pipeline-model-parallel-size", type=int, default=1)
     p.add_argument("--context-parallel-size", type=int, default=1)
+    p.add_argument("--expert-model-parallel-size", type=int, default=1)
+    p.add_argument("--expert-tensor-parallel-size", type=int, default=None)
     p.add_argument("--fp8-format", default=None)
     p.add_argument("--use-torch-fsdp2", action="store_true")
     args, _ = p.parse_known_args()
@@ -50,9 +55,20 @@ def main():
     dist.init_process_group("gloo", init_method="env://", timeout=timeout)
     assert dist.get_rank() == rank and dist.get_world_size() == world
     node = os.environ.get("SLURMD_NODENAME", socket.gethostname())
+    where = node
+    if os.environ.get("MEGATRON_STANDIN_GROUPS_BY") == "block":
+        pattern = os.environ["SLURM_TOPOLOGY_ADDR_PATTERN"].split(".")
+        where = os.environ["SLURM_TOPOLOGY_ADDR"].split(".")[pattern.index("block")]
     nodes = [None] * world
-    dist.all_gather_object(nodes, node)
+    dist.all_gather_object(nodes, where)
     split = [g for g in range(world // tp) if len(set(nodes[g * tp:(g + 1) * tp])) != 1]
+    ep = args.expert_model_parallel_size
+    etp = args.expert_tensor_parallel_size or tp
+    ep_split = []
+    for r in range(world):
+        if (r // etp) % ep == 0 and len({nodes[r + k * etp] for k in range(ep)}) != 1:
+            ep_split.append(r)
+    split += [f"ep@{r}" for r in ep_split]
     t = torch.tensor([float(rank + 1)])
     dist.all_reduce(t)
     report = {"env": {k: os.environ.get(k) for k in
@@ -60,7 +76,10 @@ def main():
                        "MASTER_PORT", "SLURM_PROCID", "SLURM_LOCALID", "SLURMD_NODENAME",
                        "CUDA_DEVICE_MAX_CONNECTIONS", "NODE_RANK", "GROUP_RANK",
                        "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE",
-                       "TORCHELASTIC_USE_AGENT_STORE", "CUDA_VISIBLE_DEVICES"]},
+                       "TORCHELASTIC_USE_AGENT_STORE", "CUDA_VISIBLE_DEVICES",
+                       "SLURM_TOPOLOGY_ADDR", "RDZV_NVLINK_DOMAIN", "RDZV_NVLINK_DOMAIN_SIZE",
+                       "RDZV_NVLINK_DOMAIN_RANK"]},
+              "where": where, "ep": ep,
               "rank": rank, "world": world, "local_rank": local_rank, "node": node,
               "allreduce": t.item(), "expect": world * (world + 1) / 2,
               "tp": tp, "pp": pp, "cp": cp, "tp_groups_split": split,
@@ -70,7 +89,7 @@ def main():
     dist.barrier()
     dist.destroy_process_group()
     if split:
-        sys.exit(f"megatron stand-in: tensor-parallel groups {split} straddle nodes")
+        sys.exit(f"megatron stand-in: parallel groups {split} straddle {'blocks' if where != node else 'nodes'}")
     return 0
 
 

@@ -1,0 +1,97 @@
+/* fuzz-domain.c: NVLink domains (issue 26). RDZV_STEP_DOMAINS is read in
+ * slurmstepd from the job's environment, which a user can set; the block
+ * text comes from Slurm's topology print in srun. Input: the first line is a
+ * domain map, the second a step node list, the rest Slurm's block text.
+ * Invariants: an accepted map covers every node once and formats back to a
+ * text that parses to the same map (one byte short is refused); a node's
+ * place in its domain is inside the domain; the block reader either refuses
+ * or gives every node of the list a domain whose name is short and whose
+ * map round-trips; the group check never reads outside the step. */
+#include "config.h"
+#include "fuzz.h"
+#include "domain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void round_trip(const struct rdzv_domains *d, uint32_t job, uint32_t step)
+{
+	struct rdzv_domains again;
+	uint32_t j2 = 0, s2 = 0, i;
+	char err[256];
+	char *text = malloc(RDZV_DOMAINS_TEXT_MAX + 1);
+
+	FUZZ_ASSERT(text != NULL);
+	if (rdzv_domains_format(job, step, d, text, RDZV_DOMAINS_TEXT_MAX + 1) == 0) {
+		FUZZ_ASSERT(rdzv_domains_parse(text, d->nnodes, &j2, &s2, &again, err,
+		                               sizeof(err)) == 0);
+		FUZZ_ASSERT(j2 == job && s2 == step && again.nnodes == d->nnodes);
+		for (i = 0; i < d->nnodes; i++)
+			FUZZ_ASSERT(strcmp(again.names[again.node_domain[i]],
+			                   d->names[d->node_domain[i]]) == 0);
+		FUZZ_ASSERT(rdzv_domains_format(job, step, d, text, strlen(text)) < 0);
+		rdzv_domains_free(&again);
+	}
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_pieces p;
+	struct rdzv_domains d;
+	char err[256];
+	uint32_t job = 0, step = 0, i, nnodes;
+
+	if (fuzz_split(data, size, &p) < 0)
+		return 0;
+	/* a step of 1..64 nodes, from the input's length */
+	nnodes = (uint32_t)(size % 64) + 1;
+	if (rdzv_domains_parse(p.v[0], nnodes, &job, &step, &d, err, sizeof(err)) == 0) {
+		uint32_t *rank_node = calloc(nnodes * 2, sizeof(uint32_t));
+		uint32_t sz, base, nodes;
+
+		FUZZ_ASSERT(d.nnodes == nnodes && d.ndomains >= 1 && d.ndomains <= nnodes);
+		for (i = 0; i < nnodes; i++)
+			FUZZ_ASSERT(d.node_domain[i] < d.ndomains
+			            && strlen(d.names[d.node_domain[i]]) < RDZV_DOMAIN_NAME_MAX);
+		round_trip(&d, job, step);
+		if (rdzv_domain_place(&d, 0, "", "2(x64)", &sz, &base, &nodes, err, sizeof(err)) == 0)
+			FUZZ_ASSERT(base < sz && nodes >= 1 && nodes <= nnodes);
+		FUZZ_ASSERT(rank_node != NULL);
+		for (i = 0; i < nnodes * 2; i++)
+			rank_node[i] = i / 2;
+		(void)rdzv_domain_check_groups(&d, nnodes * 2, rank_node, NULL, 1, 2, "TP=2", err,
+		                               sizeof(err));
+		if (nnodes % 2 == 0)
+			(void)rdzv_domain_check_groups(&d, nnodes * 2, rank_node, NULL, 2, 2, "CP=2",
+			                               err, sizeof(err));
+		free(rank_node);
+		rdzv_domains_free(&d);
+	}
+	if (p.n >= 3) {
+		/* the rest of the input, lines joined back, as Slurm's block text */
+		size_t len = 0;
+		char *text;
+
+		for (i = 2; i < (uint32_t)p.n; i++)
+			len += strlen(p.v[i]) + 1;
+		text = malloc(len + 1);
+		FUZZ_ASSERT(text != NULL);
+		text[0] = '\0';
+		for (i = 2; i < (uint32_t)p.n; i++) {
+			strcat(text, p.v[i]);
+			strcat(text, "\n");
+		}
+		if (rdzv_domains_from_blocks(text, p.v[1], &d, err, sizeof(err)) == 0) {
+			FUZZ_ASSERT(d.nnodes >= 1 && d.ndomains >= 1 && d.ndomains <= d.nnodes);
+			for (i = 0; i < d.nnodes; i++)
+				FUZZ_ASSERT(d.node_domain[i] < d.ndomains);
+			if (d.nnodes <= 4096)
+				round_trip(&d, 1, 2);
+			rdzv_domains_free(&d);
+		}
+		free(text);
+	}
+	fuzz_pieces_free(&p);
+	return 0;
+}
