@@ -306,8 +306,9 @@ int rdzv_megatron_check_domains(const struct rdzv_megatron_layout *l, uint32_t n
 		    && (!md->max_domain_nodes || span / md->tasks_per_node <= md->max_domain_nodes))
 			return rdzv_err(err, errlen, "%s; a %s group must stay inside one NVLink "
 			                "domain (%s): with %u tasks per node a group of %llu ranks "
-			                "needs %llu nodes of one domain, which srun --segment=%llu "
-			                "(or sbatch --segment) asks of Slurm", msg, g[i].name,
+			                "needs %llu nodes of one domain; ask Slurm for them with "
+			                "--segment=%llu (sbatch from 25.05, srun from 25.11) or name "
+			                "them with -w", msg, g[i].name,
 			                md->source, md->tasks_per_node, (unsigned long long)span,
 			                (unsigned long long)(span / md->tasks_per_node),
 			                (unsigned long long)(span / md->tasks_per_node));

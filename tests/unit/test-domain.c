@@ -205,7 +205,7 @@ static void test_groups(void)
 	md.max_domain_nodes = 18;
 	ok(megatron(tp4, 3, &l) == 0 && rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
 	   && strstr(err, "ranks 0-3 would span NVLink domains b1 (ranks 0-1 on n1) and b2 "
-	             "(ranks 2-3 on n2)") && strstr(err, "srun --segment=2"),
+	             "(ranks 2-3 on n2)") && strstr(err, "--segment=2 (sbatch from 25.05"),
 	   "TP=4 across n1 and n2: refused with --segment=2: %s", err);
 	md.tasks_per_node = 0;
 	ok(rdzv_megatron_check_domains(&l, 8, &md, err, sizeof(err)) < 0
