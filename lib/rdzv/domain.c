@@ -165,9 +165,9 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
 		goto out;
 	}
 	nn = rdzv_hostlist_count(step_nodelist, why, sizeof(why));
-	if (nn <= 0) {
+	if (nn <= 0 || nn > RDZV_DOMAIN_NODES_MAX) {
 		rdzv_err(err, errlen, "the step's node list %.64s: %s", step_nodelist,
-		         nn < 0 ? why : "empty");
+		         nn < 0 ? why : nn == 0 ? "empty" : "more nodes than the domain map's limit");
 		goto out;
 	}
 	d->nnodes = (uint32_t)nn;
@@ -300,8 +300,8 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 	if (read_u32(&p, job_id) < 0 || *p++ != '.' || read_u32(&p, step_id) < 0 || *p++ != ':')
 		return rdzv_err(err, errlen, "%s '%.64s': no JOB.STEP: at its start",
 		                RDZV_STEP_DOMAINS_VAR, s);
-	if (nnodes == 0)
-		return rdzv_err(err, errlen, "a step of no nodes");
+	if (nnodes == 0 || nnodes > RDZV_DOMAIN_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes", nnodes);
 	if (!(seen = calloc(nnodes, 1)) || !(d->node_domain = calloc(nnodes, sizeof(uint32_t))))
 		goto oom;
 	d->nnodes = nnodes;

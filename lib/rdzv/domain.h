@@ -24,6 +24,7 @@
 #define RDZV_STEP_DOMAINS_VAR "RDZV_STEP_DOMAINS"
 #define RDZV_DOMAIN_NAME_MAX 64
 #define RDZV_DOMAINS_TEXT_MAX 98304 /* refused past this, never cut */
+#define RDZV_DOMAIN_NODES_MAX 65536 /* a step of more nodes is refused under block */
 
 enum rdzv_nvlink_domain {
 	RDZV_NVLINK_NODE = 0,
