@@ -24,6 +24,7 @@ struct work {
 	int *gpu;                 /* node index of step GPU k */
 	char (*token)[RDZV_TOKEN_MAX]; /* its CUDA_VISIBLE_DEVICES entry */
 	enum rdzv_near *best;     /* per step GPU */
+	unsigned char *c2c;       /* per step GPU: it also uses c2c NICs */
 	unsigned char *cand;      /* [k * nnics + j]: port j is one of GPU k's tied NICs */
 	unsigned char *chosen;    /* [k * nnics + j]: GPU k uses port j */
 	hwloc_bitmap_t step;      /* the step's CPUs */
@@ -87,6 +88,7 @@ static void work_clear(struct work *w)
 	free(w->gpu);
 	free(w->token);
 	free(w->best);
+	free(w->c2c);
 	free(w->cand);
 	free(w->chosen);
 	for (k = 0; w->local && k < w->ngpus; k++)
@@ -222,14 +224,129 @@ static int append(char *buf, size_t len, const char *sep, const char *name, int 
 	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
+/* One fabric per step: ports of different kinds (InfiniBand, EFA, RoCE)
+ * cannot reach each other, so when the usable ports are of several kinds
+ * only one kind stays usable. The kind chosen serves the most of the
+ * node's GPUs (all of them, not the step's: a step holding GPUs 0,1 on one
+ * node and 2,3 on another must still choose alike on both) at the best
+ * level: compared by how many GPUs have a port of that kind below their
+ * switch, then at most at their host bridge, ... (c2c, numa, package);
+ * then by its number of usable ports; then in the order of enum
+ * rdzv_fabric. Nodes of one model thus choose alike; the profile's
+ * allow-list pins a kind by allowing only its ports. */
+static int choose_fabric(struct work *w, unsigned char *usable, char *err, size_t errlen)
+{
+	const struct rdzv_topo *t = w->t;
+	size_t nn = t->nnics, k, j, f, l;
+	size_t hist[RDZV_FABRIC_OTHER + 1][RDZV_NEAR_SYSTEM + 1], ports[RDZV_FABRIC_OTHER + 1];
+	int present[RDZV_FABRIC_OTHER + 1] = { 0 }, nkinds = 0, best = -1;
+
+	memset(hist, 0, sizeof(hist));
+	memset(ports, 0, sizeof(ports));
+	for (j = 0; j < nn; j++)
+		if (usable[j] && t->nics[j].fabric >= 0 && t->nics[j].fabric <= RDZV_FABRIC_OTHER) {
+			nkinds += !present[t->nics[j].fabric];
+			present[t->nics[j].fabric] = 1;
+			ports[t->nics[j].fabric]++;
+		}
+	if (nkinds < 2)
+		return 0;
+	/* hist[f][l]: the node's GPUs whose best port of kind f is at level l
+	 * or better. */
+	for (f = 0; f <= RDZV_FABRIC_OTHER; f++)
+		for (k = 0; present[f] && k < t->ngpus; k++) {
+			enum rdzv_near b = RDZV_NEAR_SYSTEM, lv;
+
+			for (j = 0; j < nn; j++)
+				if (usable[j] && (size_t)t->nics[j].fabric == f
+				    && (lv = rdzv_topo_near(t, k, j)) < b)
+					b = lv;
+			for (l = (size_t)b; l <= RDZV_NEAR_SYSTEM; l++)
+				hist[f][l]++;
+		}
+	for (f = 0; f <= RDZV_FABRIC_OTHER; f++) {
+		int cmp = 0;
+
+		if (!present[f])
+			continue;
+		if (best < 0) {
+			best = (int)f;
+			continue;
+		}
+		for (l = 0; l <= RDZV_NEAR_SYSTEM && !cmp; l++)
+			cmp = hist[f][l] > hist[best][l] ? 1 : hist[f][l] < hist[best][l] ? -1 : 0;
+		if (cmp > 0 || (cmp == 0 && ports[f] > ports[best]))
+			best = (int)f;
+	}
+	{
+		size_t used = 0;
+		int n = snprintf(w->tab->fabric, sizeof(w->tab->fabric), "%s (%zu port%s); left out:",
+		                 rdzv_fabric_name((enum rdzv_fabric)best), ports[best],
+		                 ports[best] == 1 ? "" : "s");
+
+		for (f = 0; n >= 0 && (size_t)n < sizeof(w->tab->fabric) - used && f <= RDZV_FABRIC_OTHER;
+		     f++) {
+			used += (size_t)n;
+			n = present[f] && (int)f != best
+			    ? snprintf(w->tab->fabric + used, sizeof(w->tab->fabric) - used, " %s (%zu)",
+			               rdzv_fabric_name((enum rdzv_fabric)f), ports[f])
+			    : 0;
+		}
+		if (n < 0 || (size_t)n >= sizeof(w->tab->fabric) - used)
+			return rdzv_err(err, errlen, "fabric description too long");
+	}
+	for (j = 0; j < nn; j++)
+		if (t->nics[j].fabric != best)
+			usable[j] = 0;
+	return 0;
+}
+
+/* GPUs whose candidate sets (rows of cand) are the same split that set
+ * between them, in PCI order (p5en: two GPUs, four EFAs behind their
+ * switch, two each; Lassen: two GPUs, two NICs on their socket, one each):
+ * the GPU at position p of g takes candidates [p*c/g, (p+1)*c/g), or
+ * candidate p*c/g when c < g. Marks chosen[] and used[]; *got[k] when GPU k
+ * got one. */
+static void split_ties(struct work *w, const unsigned char *cand, unsigned char *used,
+                       unsigned char *got)
+{
+	size_t nn = w->t->nnics, k, k2, j;
+
+	for (k = 0; k < w->ngpus; k++) {
+		size_t g = 0, p = 0, c = 0, i = 0, lo, hi;
+
+		for (j = 0; j < nn; j++)
+			c += cand[k * nn + j];
+		if (c == 0)
+			continue;
+		for (k2 = 0; k2 < w->ngpus; k2++)
+			if (memcmp(&cand[k * nn], &cand[k2 * nn], nn) == 0) {
+				g++;
+				p += w->gpu[k2] < w->gpu[k];
+			}
+		lo = p * c / g;
+		hi = c >= g ? (p + 1) * c / g : lo + 1;
+		for (j = 0; j < nn; j++) {
+			if (!cand[k * nn + j])
+				continue;
+			if (i >= lo && i < hi) {
+				w->chosen[k * nn + j] = used[j] = 1;
+				if (got)
+					got[k] = 1;
+			}
+			i++;
+		}
+	}
+}
+
 /* Each step GPU's NICs, and the node's NCCL_IB_HCA. */
 static int choose_nics(struct work *w, const struct rdzv_bind_req *req, char *err, size_t errlen)
 {
 	const struct rdzv_topo *t = w->t;
 	struct rdzv_hca_list *allow = NULL;
-	unsigned char *usable = NULL, *used = NULL;
+	unsigned char *usable = NULL, *used = NULL, *extra = NULL;
 	enum rdzv_near *lv = NULL;
-	size_t nn = t->nnics, k, k2, j;
+	size_t nn = t->nnics, k, j;
 	char list[RDZV_NICLIST_MAX] = "";
 	int rv = -1;
 
@@ -238,51 +355,37 @@ static int choose_nics(struct work *w, const struct rdzv_bind_req *req, char *er
 	if (req->hca_allow && rdzv_hca_list_parse(req->hca_allow, &allow, err, errlen) < 0)
 		return -1;
 	w->best = calloc(w->ngpus, sizeof(*w->best));
+	w->c2c = calloc(w->ngpus, 1);
 	w->cand = calloc(w->ngpus * nn, 1);
 	w->chosen = calloc(w->ngpus * nn, 1);
+	extra = calloc(w->ngpus * nn, 1);
 	usable = calloc(nn, 1);
 	used = calloc(nn, 1);
 	lv = calloc(nn, sizeof(*lv));
-	if (!w->best || !w->cand || !w->chosen || !usable || !used || !lv) {
+	if (!w->best || !w->c2c || !w->cand || !w->chosen || !extra || !usable || !used || !lv) {
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (j = 0; j < nn; j++)
 		usable[j] = rdzv_topo_nic_usable(t, j)
 		            && rdzv_hca_list_allows(allow, t->nics[j].name, t->nics[j].port);
+	if (choose_fabric(w, usable, err, errlen) < 0)
+		goto fail;
 	for (k = 0; k < w->ngpus; k++) {
 		w->best[k] = RDZV_NEAR_SYSTEM + 1;
 		for (j = 0; j < nn; j++)
 			if (usable[j] && (lv[j] = rdzv_topo_near(t, (size_t)w->gpu[k], j)) < w->best[k])
 				w->best[k] = lv[j];
-		for (j = 0; j < nn; j++)
-			w->cand[k * nn + j] = usable[j] && lv[j] == w->best[k];
-	}
-	/* Ties: GPUs whose tied sets are the same split that set between them,
-	 * in PCI order (p5en: two GPUs, four EFAs behind their switch, two
-	 * each; Lassen: two GPUs, two NICs on their socket, one each). */
-	for (k = 0; k < w->ngpus; k++) {
-		size_t g = 0, p = 0, c = 0, i = 0, lo, hi;
-
-		for (k2 = 0; k2 < w->ngpus; k2++)
-			if (memcmp(&w->cand[k * nn], &w->cand[k2 * nn], nn) == 0) {
-				g++;
-				p += w->gpu[k2] < w->gpu[k];
-			}
-		for (j = 0; j < nn; j++)
-			c += w->cand[k * nn + j];
-		if (c == 0)
-			continue;
-		lo = p * c / g;
-		hi = c >= g ? (p + 1) * c / g : lo + 1;
 		for (j = 0; j < nn; j++) {
-			if (!w->cand[k * nn + j])
-				continue;
-			if (i >= lo && i < hi)
-				w->chosen[k * nn + j] = used[j] = 1;
-			i++;
+			w->cand[k * nn + j] = usable[j] && lv[j] == w->best[k];
+			/* C2C node: a GPU with NICs of its own (switch, host bridge)
+			 * also serves the NICs its package has without GPU. */
+			extra[k * nn + j] = usable[j] && lv[j] == RDZV_NEAR_C2C
+			                    && w->best[k] < RDZV_NEAR_C2C;
 		}
 	}
+	split_ties(w, w->cand, used, NULL);
+	split_ties(w, extra, used, w->c2c);
 	for (j = 0; j < nn; j++)
 		if (used[j] && append(list, sizeof(list), ",", t->nics[j].name, t->nics[j].port) < 0) {
 			rdzv_err(err, errlen, "NCCL_IB_HCA list too long");
@@ -295,6 +398,7 @@ fail:
 	rdzv_hca_list_destroy(allow);
 	free(usable);
 	free(used);
+	free(extra);
 	free(lv);
 	return rv;
 }
@@ -435,6 +539,8 @@ static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
 	r->ordinal = (unsigned)lo;
 	snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
 	r->near = w->best ? w->best[lo] : RDZV_NEAR_SYSTEM;
+	for (k = lo; w->c2c && k < hi; k++)
+		r->c2c |= w->c2c[k];
 	if (!(w->rowcpus[i] = hwloc_bitmap_alloc()))
 		return rdzv_err(err, errlen, "out of memory");
 	for (k = lo; k < hi; k++) {
@@ -541,6 +647,7 @@ static int single_rows(struct work *w, char *err, size_t errlen)
 		snprintf(r->busid, sizeof(r->busid), "%s", t->gpus[r->gpu].busid);
 		snprintf(r->visible, sizeof(r->visible), "%s", w->token[k]);
 		r->near = w->best ? w->best[k] : RDZV_NEAR_SYSTEM;
+		r->c2c = w->c2c ? w->c2c[k] : 0;
 		for (j = 0; w->chosen && j < nn; j++)
 			if (w->chosen[k * nn + j]
 			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
@@ -795,10 +902,11 @@ done:
 
 int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "node: %zu GPU%s, %zu task%s, NCCL_IB_HCA%s%s, cpus %s%s%s",
+	int n = snprintf(buf, len, "node: %zu GPU%s, %zu task%s, NCCL_IB_HCA%s%s, cpus %s%s%s%s%s",
 	                 tab->ngpus, tab->ngpus == 1 ? "" : "s", tab->nrows,
 	                 tab->nrows == 1 ? "" : "s", tab->nccl_ib_hca[0] ? "=" : " ",
 	                 tab->nccl_ib_hca[0] ? tab->nccl_ib_hca : "unset", tab->step_cpus,
+	                 tab->fabric[0] ? "; fabric " : "", tab->fabric,
 	                 tab->note[0] ? "; note: " : "", tab->note);
 
 	return n < 0 || (size_t)n >= len ? -1 : 0;
@@ -816,11 +924,11 @@ int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf,
 		n = snprintf(buf, len, "task %zu: no GPU", i);
 	else
 		n = snprintf(buf, len, "task %zu: gpu %d %s%s%.0zu%s cuda:%u visible %s, "
-		             "UCX_NET_DEVICES%s%s%s%s%s, cpus %s%s", i, r->gpu, r->busid,
+		             "UCX_NET_DEVICES%s%s%s%s%s%s, cpus %s%s", i, r->gpu, r->busid,
 		             r->ngpus > 1 ? " and " : "", r->ngpus > 1 ? r->ngpus - 1 : 0,
 		             r->ngpus > 1 ? " more" : "", r->ordinal, r->visible, r->ucx[0] ? "=" : " ", r->ucx[0] ? r->ucx : "unset",
 		             r->ucx[0] ? " (" : "", r->ucx[0] ? rdzv_near_name(r->near) : "",
-		             r->ucx[0] ? ")" : "", r->cpus,
+		             r->ucx[0] && r->c2c ? "+c2c" : "", r->ucx[0] ? ")" : "", r->cpus,
 		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

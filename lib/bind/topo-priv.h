@@ -2,8 +2,9 @@
  * bindtable.c and topocache.c only (the rest of the tree sees topo.h).
  *
  * Everything binding needs is copied out of the hwloc tree when it is
- * loaded (bus ids, names, port states, each GPU's local CPUs, the nearness
- * of every GPU to every NIC, the cores and the allowed CPUs), so that the
+ * loaded (bus ids, names, port states and fabrics, each GPU's local CPUs,
+ * the nearness of every GPU to every NIC, the cores and the allowed CPUs),
+ * so that the
  * table is computed from this model alone: the same model comes from an XML
  * file, from live discovery or from the node's cache (topocache.c) without
  * any hwloc topology being loaded. */
@@ -29,6 +30,7 @@ struct rdzv_topo_nic {
 	char name[RDZV_TOKEN_MAX];  /* the OS device's name (mlx5_0, rdmap16s27) */
 	int port;
 	int state;          /* PortNState: 4 ACTIVE, 1 DOWN...; -1 not in the topology */
+	int fabric;         /* enum rdzv_fabric */
 };
 
 struct rdzv_topo {

@@ -10,8 +10,11 @@
 #include <string.h>
 
 #define PCI_VENDOR_NVIDIA 0x10de
+#define PCI_VENDOR_AMAZON 0x1d0f
 #define PCI_CLASS_VGA 0x0300
 #define PCI_CLASS_3D 0x0302
+#define PCI_CLASS_ETHERNET 0x0200
+#define PCI_CLASS_INFINIBAND 0x0207
 #define IB_PORT_ACTIVE 4
 #define PORTS_MAX 8
 
@@ -29,12 +32,29 @@ const char *rdzv_near_name(enum rdzv_near n)
 		return "switch";
 	case RDZV_NEAR_HOSTBRIDGE:
 		return "hostbridge";
+	case RDZV_NEAR_C2C:
+		return "c2c";
 	case RDZV_NEAR_NUMA:
 		return "numa";
 	case RDZV_NEAR_PACKAGE:
 		return "package";
 	case RDZV_NEAR_SYSTEM:
 		return "system";
+	}
+	return "?";
+}
+
+const char *rdzv_fabric_name(enum rdzv_fabric f)
+{
+	switch (f) {
+	case RDZV_FABRIC_IB:
+		return "infiniband";
+	case RDZV_FABRIC_EFA:
+		return "efa";
+	case RDZV_FABRIC_ETH:
+		return "ethernet";
+	case RDZV_FABRIC_OTHER:
+		return "other";
 	}
 	return "?";
 }
@@ -64,6 +84,7 @@ static int cmp_pci(hwloc_obj_t a, hwloc_obj_t b)
 struct found_nic {
 	hwloc_obj_t pci, osdev;
 	int port, state;
+	int gpuless;   /* no CUDA GPU below its host bridge */
 };
 
 static int cmp_gpu_obj(const void *a, const void *b)
@@ -125,6 +146,23 @@ static size_t ports_of(hwloc_obj_t os, int *ports, int *states)
 	return n;
 }
 
+/* The network an RDMA function is on. EFA by its vendor (its class is
+ * Ethernet, 0200, but it speaks only SRD to other EFAs); otherwise by PCI
+ * class, which for Mellanox VPI cards follows the port's configured link
+ * type: 0207 InfiniBand, 0200 Ethernet (RoCE; also iWARP, bnxt_re...). */
+static enum rdzv_fabric fabric_of(hwloc_obj_t pci)
+{
+	if (pci->attr->pcidev.vendor_id == PCI_VENDOR_AMAZON)
+		return RDZV_FABRIC_EFA;
+	switch (pci->attr->pcidev.class_id) {
+	case PCI_CLASS_INFINIBAND:
+		return RDZV_FABRIC_IB;
+	case PCI_CLASS_ETHERNET:
+		return RDZV_FABRIC_ETH;
+	}
+	return RDZV_FABRIC_OTHER;
+}
+
 static int is_rdma(hwloc_obj_t os)
 {
 	return os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && pci_parent(os) && os->name
@@ -151,10 +189,85 @@ static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
 	return NULL;
 }
 
-static enum rdzv_near near_of(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b)
+/* The topmost host bridge above a PCI object, or NULL. */
+static hwloc_obj_t host_bridge_of(hwloc_obj_t o)
+{
+	hwloc_obj_t hb = NULL;
+
+	for (; o && hwloc_obj_type_is_io(o->type); o = o->parent)
+		if (o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
+			hb = o;
+	return hb;
+}
+
+static int is_ancestor(hwloc_obj_t anc, hwloc_obj_t o)
+{
+	for (; o; o = o->parent)
+		if (o == anc)
+			return 1;
+	return 0;
+}
+
+/* The CPUs of o's NUMA locality, or NULL (no node, or several: a package
+ * of an SNC/NPS machine, the whole machine). hwloc gives a NUMA node the
+ * cpuset of the object it hangs from, and o's nodeset also holds the nodes
+ * hung from o's ancestors. So: the nodes of o's nodeset whose cpuset holds
+ * no other's (the nearest to o) must all have one and the same cpuset.
+ * Nodes with the same cpuset are memory of the same CPUs, and one hung
+ * higher (a larger cpuset) is farther: a node without CPUs of its own (a
+ * Grace GPU's HBM under hwloc 2.10+, subtype GPUMemory, beside its CPU's
+ * node or under the machine; HBM, CXL) is no second locality. */
+static hwloc_const_cpuset_t numa_cpus_of(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	hwloc_const_cpuset_t one = NULL;
+	hwloc_obj_t n, m;
+	int i, k, nearest;
+
+	if (!o->nodeset)
+		return NULL;
+	hwloc_bitmap_foreach_begin(i, o->nodeset) {
+		if (!(n = hwloc_get_numanode_obj_by_os_index(topo, (unsigned)i)) || !n->cpuset)
+			continue;
+		nearest = 1;
+		hwloc_bitmap_foreach_begin(k, o->nodeset) {
+			m = hwloc_get_numanode_obj_by_os_index(topo, (unsigned)k);
+			if (m && m->cpuset && hwloc_bitmap_isincluded(m->cpuset, n->cpuset)
+			    && !hwloc_bitmap_isequal(m->cpuset, n->cpuset))
+				nearest = 0;
+		} hwloc_bitmap_foreach_end();
+		if (!nearest)
+			continue;
+		if (one && !hwloc_bitmap_isequal(one, n->cpuset))
+			return NULL;
+		one = n->cpuset;
+	} hwloc_bitmap_foreach_end();
+	return one && !hwloc_bitmap_iszero(one) ? one : NULL;
+}
+
+/* Does the node's CPU reach its GPUs over NVLink-C2C (Grace)? hwloc shows
+ * it in two ways: an Arm CPU (NVIDIA GPUs beside an Arm CPU are Grace
+ * superchips: GH200, GB200, GB300), and, hwloc 2.10+ on bare metal, NUMA
+ * nodes of subtype GPUMemory (the GPUs' HBM, coherent over C2C). */
+static int c2c_node(hwloc_topology_t topo)
+{
+	const char *arch = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), "Architecture");
+	hwloc_obj_t n = NULL;
+
+	if (arch && (strcmp(arch, "aarch64") == 0 || strncmp(arch, "arm", 3) == 0))
+		return 1;
+	while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)))
+		if (n->subtype && strcmp(n->subtype, "GPUMemory") == 0)
+			return 1;
+	return 0;
+}
+
+/* Nearness of GPU a to NIC function b. c2c: the node is an NVLink-C2C node
+ * and b's host bridge holds no GPU. */
+static enum rdzv_near near_of(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b, int c2c)
 {
 	hwloc_obj_t common = common_ancestor(a, b);
 	hwloc_obj_t la, lb, pa, pb;
+	hwloc_const_cpuset_t na, nb;
 
 	/* A PCI-PCI bridge above both is a switch (or a root port shared by
 	 * both, which is as near); a host bridge alone is the next level
@@ -169,17 +282,33 @@ static enum rdzv_near near_of(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t 
 	la = hwloc_get_non_io_ancestor_obj(topo, a);
 	lb = hwloc_get_non_io_ancestor_obj(topo, b);
 	/* hwloc attaches I/O to the object whose CPUs are the device's local
-	 * CPUs. Both attached where exactly one and the same NUMA node is: same
-	 * NUMA locality. Attached higher (a package of an SNC/NPS machine, the
-	 * whole machine), the topology does not say which node: not NUMA. */
-	if (la->nodeset && lb->nodeset && hwloc_bitmap_weight(la->nodeset) == 1
-	    && hwloc_bitmap_isequal(la->nodeset, lb->nodeset))
-		return RDZV_NEAR_NUMA;
+	 * CPUs. Both attached where one and the same NUMA locality is (the
+	 * memory of the same CPUs): same NUMA. Attached higher (a package of
+	 * an SNC/NPS machine, the whole machine), the topology does not say
+	 * which node: not NUMA. On a C2C node, a NIC of the GPU's NUMA node or package on a
+	 * host bridge without GPU is c2c: the GPU's traffic reaches it through
+	 * the CPU, over NVLink-C2C, not over another GPU's PCIe links. */
+	na = numa_cpus_of(topo, la);
+	nb = numa_cpus_of(topo, lb);
+	if (na && nb && hwloc_bitmap_isequal(na, nb))
+		return c2c ? RDZV_NEAR_C2C : RDZV_NEAR_NUMA;
 	pa = package_of(topo, la);
 	pb = package_of(topo, lb);
 	if (pa && pa == pb)
-		return RDZV_NEAR_PACKAGE;
+		return c2c ? RDZV_NEAR_C2C : RDZV_NEAR_PACKAGE;
 	return RDZV_NEAR_SYSTEM;
+}
+
+/* The CPUs local to a device: its first non-I/O ancestor's, or the first
+ * non-empty cpuset above it (never an empty set from an object of memory
+ * only). */
+static hwloc_const_cpuset_t local_cpus_of(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	hwloc_obj_t l = hwloc_get_non_io_ancestor_obj(topo, o);
+
+	while (l->parent && (!l->cpuset || hwloc_bitmap_iszero(l->cpuset)))
+		l = l->parent;
+	return l->cpuset;
 }
 
 static const char *gpu_model_of(hwloc_obj_t pci)
@@ -231,7 +360,7 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 	struct found_nic *nics = NULL;
 	struct rdzv_topo *t = NULL;
 	size_t ng = 0, nn = 0, nc, i, j, npci = 0;
-	int rv = -1;
+	int rv = -1, c2c = c2c_node(topo);
 
 	while ((o = hwloc_get_next_pcidev(topo, o))) {
 		ng += is_cuda_gpu(o);
@@ -268,6 +397,13 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 		qsort(gpus, ng, sizeof(*gpus), cmp_gpu_obj);
 	if (nn)
 		qsort(nics, nn, sizeof(*nics), cmp_nic);
+	for (j = 0; c2c && j < nn; j++) {
+		hwloc_obj_t hb = host_bridge_of(nics[j].pci);
+
+		nics[j].gpuless = hb != NULL;
+		for (i = 0; hb && i < ng && nics[j].gpuless; i++)
+			nics[j].gpuless = !is_ancestor(hb, gpus[i]);
+	}
 	for (i = 0; i < ng; i++) {
 		struct rdzv_topo_gpu *g = &t->gpus[i];
 
@@ -275,16 +411,18 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 		g->vendor = gpus[i]->attr->pcidev.vendor_id;
 		g->device = gpus[i]->attr->pcidev.device_id;
 		snprintf(g->model, sizeof(g->model), "%s", gpu_model_of(gpus[i]));
-		if (hwloc_bitmap_copy(g->cpus, hwloc_get_non_io_ancestor_obj(topo, gpus[i])->cpuset) < 0)
+		if (hwloc_bitmap_copy(g->cpus, local_cpus_of(topo, gpus[i])) < 0)
 			goto oom;
 		for (j = 0; j < nn; j++)
-			t->near[i * nn + j] = (unsigned char)near_of(topo, gpus[i], nics[j].pci);
+			t->near[i * nn + j] = (unsigned char)near_of(topo, gpus[i], nics[j].pci,
+			                                             c2c && nics[j].gpuless);
 	}
 	for (j = 0; j < nn; j++) {
 		format_busid(nics[j].pci, t->nics[j].busid, sizeof(t->nics[j].busid));
 		snprintf(t->nics[j].name, sizeof(t->nics[j].name), "%s", nics[j].osdev->name);
 		t->nics[j].port = nics[j].port;
 		t->nics[j].state = nics[j].state;
+		t->nics[j].fabric = (int)fabric_of(nics[j].pci);
 	}
 	for (i = 0; i < nc; i++)
 		if (hwloc_bitmap_copy(t->cores[i],

@@ -14,9 +14,14 @@
  *          with fewer tasks than GPUs, a contiguous block of them.
  *   NICs   RDMA NICs are PCI functions with an OpenFabrics OS device; each
  *          port is a candidate unless the topology says it is not ACTIVE,
- *          or the allow-list refuses it. A GPU's NICs are its candidates at
- *          the best nearness level; GPUs with the same tied set split it in
- *          PCI order. NCCL_IB_HCA is the union over the step's GPUs.
+ *          or the allow-list refuses it. One fabric per step: where ports of
+ *          several kinds (InfiniBand, EFA, RoCE...) are usable, only the kind
+ *          that serves the most GPUs at the best level is used. A GPU's NICs
+ *          are its candidates at the best nearness level; GPUs with the same
+ *          tied set split it in PCI order. On NVLink-C2C nodes (Grace) a GPU
+ *          with NICs of its own also gets its share of the NICs that hang off
+ *          its package without any GPU (the c2c level). NCCL_IB_HCA is the
+ *          union over the step's GPUs.
  *   CPUs   a task's CPUs are those local to its GPU within the step's CPUs,
  *          split by whole cores between the tasks that share them. */
 #ifndef RDZV_TOPO_H
@@ -28,12 +33,26 @@
 enum rdzv_near {
 	RDZV_NEAR_SWITCH,     /* below one PCIe switch (a PCI-PCI bridge) */
 	RDZV_NEAR_HOSTBRIDGE, /* below one host bridge, no common switch */
+	RDZV_NEAR_C2C,        /* NVLink-C2C node (Grace): the NIC's host bridge has
+	                       * no GPU, and it is in the GPU's package (or NUMA
+	                       * node); the GPU reaches it through its CPU */
 	RDZV_NEAR_NUMA,       /* attached to the same NUMA locality */
 	RDZV_NEAR_PACKAGE,    /* in the same package */
 	RDZV_NEAR_SYSTEM,     /* anywhere else */
 };
 
 const char *rdzv_near_name(enum rdzv_near n);
+
+/* The kind of network an RDMA port is on. Ports of different kinds cannot
+ * reach each other, so a step uses one kind (doc/binding.md, "One fabric"). */
+enum rdzv_fabric {
+	RDZV_FABRIC_IB,       /* InfiniBand (PCI class 0207) */
+	RDZV_FABRIC_EFA,      /* AWS Elastic Fabric Adapter (PCI vendor 1d0f) */
+	RDZV_FABRIC_ETH,      /* RDMA over Ethernet: RoCE, iWARP (PCI class 0200) */
+	RDZV_FABRIC_OTHER,    /* any other class (Omni-Path 0208...) */
+};
+
+const char *rdzv_fabric_name(enum rdzv_fabric f);
 
 struct rdzv_topo;
 
@@ -97,7 +116,8 @@ struct rdzv_bind_row {
 	char visible[RDZV_NICLIST_MAX]; /* the block's CUDA_VISIBLE_DEVICES entries */
 	unsigned ordinal;             /* the (first) GPU's CUDA ordinal under the step's list */
 	char ucx[RDZV_NICLIST_MAX];   /* UCX_NET_DEVICES ("mlx5_0:1,..."); "": none */
-	enum rdzv_near near;          /* nearness of those NICs */
+	enum rdzv_near near;          /* nearness of those NICs (the best level) */
+	int c2c;                      /* c2c NICs added to NICs of a better level */
 	char cpus[RDZV_CPULIST_MAX];  /* CPUs to bind to; "": none */
 	int cpus_far;                 /* none of the step's CPUs is local to the GPU */
 	struct rdzv_cpumask *mask;    /* cpus, for sched_setaffinity */
@@ -113,6 +133,8 @@ struct rdzv_bind_table {
 	char step_cpus[RDZV_CPULIST_MAX];
 	struct rdzv_cpumask *step_mask;
 	char note[256];                   /* a warning for the user; "": none */
+	char fabric[160];                 /* ports of several kinds were usable: the
+	                                   * one chosen and those left out; "": one */
 	char (*token)[RDZV_TOKEN_MAX];    /* the step's CUDA_VISIBLE_DEVICES entries */
 	struct rdzv_bind_row *single;     /* per step GPU k: a row for GPU k alone, with
 	                                   * all its CPUs in the step (tasks Slurm gave

@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CACHE_MAGIC "rdzv-topo-cache 1"
+/* 2: the c2c nearness level and each port's fabric (a version-1 entry is
+ * refused as "not a cache file of this version", then rewritten). */
+#define CACHE_MAGIC "rdzv-topo-cache 2"
 #define CACHE_MAX (8u << 20) /* a model is a few KiB; refuse anything huge */
 #define CPUS_MAX (1 << 20)
 
@@ -119,8 +121,8 @@ char *rdzv_topo_serialize(const struct rdzv_topo *t, const char *key)
 		put(&b, " %s\n", t->gpus[i].model);
 	}
 	for (j = 0; j < t->nnics; j++)
-		put(&b, "nic %s %s %d %d\n", t->nics[j].busid, t->nics[j].name, t->nics[j].port,
-		    t->nics[j].state);
+		put(&b, "nic %s %s %d %d %d\n", t->nics[j].busid, t->nics[j].name, t->nics[j].port,
+		    t->nics[j].state, t->nics[j].fabric);
 	for (i = 0; i < t->ngpus && t->nnics; i++) {
 		put(&b, "near ");
 		for (j = 0; j < t->nnics; j++)
@@ -221,7 +223,8 @@ int rdzv_topo_deserialize(const char *text, const char *key, struct rdzv_topo **
 		} else if (strncmp(l, "nic ", 4) == 0 && ni < nn) {
 			struct rdzv_topo_nic *n = &t->nics[ni];
 
-			if (sscanf(l, "nic %63s %63s %d %d", a, b2, &n->port, &n->state) != 4
+			if (sscanf(l, "nic %63s %63s %d %d %d", a, b2, &n->port, &n->state, &n->fabric) != 5
+			    || n->fabric < RDZV_FABRIC_IB || n->fabric > RDZV_FABRIC_OTHER
 			    || rdzv_strlcpy(n->busid, a, sizeof(n->busid)) < 0
 			    || rdzv_strlcpy(n->name, b2, sizeof(n->name)) < 0)
 				break;

@@ -19,14 +19,24 @@ What is read from the XML, and how:
   host bridge, "1-1" a PCI-PCI bridge: a switch port or root port) up to the
   first non-I/O ancestor (Package, Group, NUMANode in v1 exports, Machine),
   whose cpuset (within the root's allowed_cpuset) is the device's local
-  CPUs. Its NUMA node: the NUMANode objects whose cpuset meets that one,
-  when exactly one does; its package likewise with the Package objects.
+  CPUs. Its NUMA node: of the NUMANode objects whose cpuset meets that
+  one, those whose cpuset holds no other's, when they all have one and the
+  same cpuset (nodes sharing a cpuset are memory of the same CPUs: a GPU's
+  HBM on Grace); its package likewise with the Package objects.
 - Cores: each PU's Core ancestor (a PU without one is its own core).
+- An NVLink-C2C node (Grace): the Machine's "Architecture" info is aarch64
+  (or arm*), or a NUMANode has subtype GPUMemory. There a NIC whose host
+  bridge (its topmost bridge_type "0-1" ancestor) has no CUDA GPU below it
+  is at level c2c from the GPUs of its NUMA node or package.
+- A port's fabric: PCI vendor 1d0f is efa; else class 0207 infiniband,
+  0200 ethernet, anything else other.
 """
 import sys
 import xml.etree.ElementTree as ET
 
-LEVELS = ["switch", "hostbridge", "numa", "package", "system"]
+LEVELS = ["switch", "hostbridge", "c2c", "numa", "package", "system"]
+C2C = LEVELS.index("c2c")
+FABRICS = ["infiniband", "efa", "ethernet", "other"]
 
 
 class Fail(Exception):
@@ -101,6 +111,9 @@ class Topo:
         machine = objs[0]
         allowed = machine.get("allowed_cpuset") or machine.get("cpuset")
         self.allowed = parse_bitmap(allowed)
+        arch = [i.get("value") for i in machine.findall("info") if i.get("name") == "Architecture"]
+        self.c2c = bool(arch and (arch[0] == "aarch64" or arch[0].startswith("arm"))) or any(
+            o.get("type") == "NUMANode" and o.get("subtype") == "GPUMemory" for o in objs)
         self.numas = [parse_bitmap(o.get("cpuset")) for o in objs if o.get("type") == "NUMANode"]
         self.packages = [parse_bitmap(o.get("cpuset")) for o in objs if o.get("type") == "Package"]
         # Cores: PU os_index -> its core's key (the core element).
@@ -132,10 +145,17 @@ class Topo:
                             states[int(n[4:-5])] = i.get("value")
                     if not states:
                         states = {1: "4"}
+                    if vendor == "1d0f":
+                        fabric = "efa"
+                    else:
+                        fabric = {"0207": "infiniband", "0200": "ethernet"}.get(cls, "other")
                     for port in sorted(states):
                         self.ports.append(dict(name=c.get("name"), port=port, busid=o.get("pci_busid"),
-                                               active=states[port] == "4", **place))
+                                               active=states[port] == "4", fabric=fabric, **place))
         self.gpus.sort(key=lambda g: busid_key(g["busid"]))
+        gpu_hbs = set().union(*(g["hostbridges"] for g in self.gpus)) if self.gpus else set()
+        for p in self.ports:
+            p["gpuless"] = self.c2c and p["top_hb"] is not None and p["top_hb"] not in gpu_hbs
         self.ports.sort(key=lambda p: (busid_key(p["busid"]), p["port"]))
 
     def place_of(self, o):
@@ -145,13 +165,20 @@ class Topo:
             if a.get("type") == "Bridge":
                 bridges.append((a.get("bridge_type"), id(a)))
             a = self.parent.get(a)
+        hbs = [b for t, b in bridges if t.startswith("0-")]
         cpus = parse_bitmap(a.get("cpuset")) & self.allowed
         whole = parse_bitmap(a.get("cpuset"))
-        numa = [i for i, n in enumerate(self.numas) if n & whole]
+        # NUMA nodes with the same cpuset are memory of the same CPUs (hwloc
+        # gives a node its parent's cpuset: a GPU's HBM beside its CPU's DRAM
+        # on Grace): one locality; a node of a larger cpuset (hung higher,
+        # as a GPU's HBM under the machine) is farther than one it contains.
+        near = {frozenset(n) for n in self.numas if n & whole}
+        numa = sorted((n for n in near if not any(m < n for m in near)), key=min)
         pkg = [i for i, p in enumerate(self.packages) if p & whole]
         return dict(cpus=cpus,
                     switches={b for t, b in bridges if t.startswith("1-")},
-                    hostbridges={b for t, b in bridges if t.startswith("0-")},
+                    hostbridges=set(hbs),
+                    top_hb=hbs[-1] if hbs else None,
                     numa=numa[0] if len(numa) == 1 else None,
                     package=pkg[0] if len(pkg) == 1 else None)
 
@@ -162,10 +189,51 @@ def level(g, n):
     if g["hostbridges"] & n["hostbridges"]:
         return 1
     if g["numa"] is not None and g["numa"] == n["numa"]:
-        return 2
+        return C2C if n["gpuless"] else 3
     if g["package"] is not None and g["package"] == n["package"]:
-        return 3
-    return 4
+        return C2C if n["gpuless"] else 4
+    return 5
+
+
+def split(step, sets):
+    """sets[q]: GPU q's candidate list. GPUs with the same list split it in
+    PCI bus-id order (node index), whatever the step's order."""
+    out = []
+    for pos, s in enumerate(sets):
+        peers = sorted((q for q, s2 in enumerate(sets) if s2 == s), key=lambda q: step[q])
+        p, gcount, c = peers.index(pos), len(peers), len(s)
+        if c == 0:
+            out.append([])
+        elif c >= gcount:
+            out.append(s[p * c // gcount:(p + 1) * c // gcount])
+        else:
+            out.append([s[p * c // gcount]])
+    return out
+
+
+def choose_fabric(t, usable):
+    """The fabric of the step's ports, and the words for the node line."""
+    kinds = [f for f in FABRICS if any(p["fabric"] == f for p in usable)]
+    if len(kinds) < 2:
+        return usable, ""
+
+    def score(f):
+        ports = [p for p in usable if p["fabric"] == f]
+        # Over all the node's GPUs, not the step's: nodes of one model choose
+        # alike whatever GPUs a step holds on each.
+        best = [min(level(g, p) for p in ports) for g in t.gpus]
+        # GPUs served at each level or better, best level first; then ports;
+        # then the order of FABRICS (the first of equals wins).
+        return [sum(1 for b in best if b <= lv) for lv in range(len(LEVELS))] + [len(ports)]
+
+    chosen = kinds[0]
+    for f in kinds[1:]:
+        if score(f) > score(chosen):
+            chosen = f
+    count = lambda f: sum(1 for p in usable if p["fabric"] == f)
+    words = "%s (%s); left out:%s" % (chosen, plural(count(chosen), "port"),
+                                     "".join(" %s (%d)" % (f, count(f)) for f in kinds if f != chosen))
+    return [p for p in usable if p["fabric"] == chosen], words
 
 
 def parse_allow(s):
@@ -245,30 +313,29 @@ def derive(argv):
 
     # Each step GPU's NICs: usable ports at its best level, ties split.
     usable = [p for p in t.ports if p["active"] and allowed_port(p, allow)]
+    usable, fabric = choose_fabric(t, usable) if step else (usable, "")
     best = []
+    extra = []
     for g in step:
         gpu = t.gpus[g]
         if not usable:
             best.append((None, []))
+            extra.append([])
             continue
         lv = min(level(gpu, p) for p in usable)
         best.append((lv, [k for k, p in enumerate(usable) if level(gpu, p) == lv]))
-    nics = []
-    for pos, (lv, s) in enumerate(best):
-        # Split in PCI bus-id order (node index), whatever the step's order.
-        peers = sorted((q for q, (_, s2) in enumerate(best) if s2 == s), key=lambda q: step[q])
-        p, gcount, c = peers.index(pos), len(peers), len(s)
-        if c == 0:
-            nics.append([])
-        elif c >= gcount:
-            nics.append(s[p * c // gcount:(p + 1) * c // gcount])
-        else:
-            nics.append([s[p * c // gcount]])
+        # A GPU with NICs of its own also gets its share of the c2c ones.
+        extra.append([k for k, p in enumerate(usable) if lv < C2C and level(gpu, p) == C2C])
+    nics = split(step, [s for _, s in best])
+    c2c_nics = split(step, extra)
+    nics = [a + b for a, b in zip(nics, c2c_nics)]
     union = sorted({k for n in nics for k in n})
     name = lambda k: "%s:%d" % (usable[k]["name"], usable[k]["port"])
     hca = "NCCL_IB_HCA==" + ",".join(name(k) for k in union) if union else "NCCL_IB_HCA unset"
     node = "node: %s, %s, %s, cpus %s" % (plural(len(step), "GPU"), plural(ntasks, "task"), hca,
                                           fmt_list(stepcpus))
+    if fabric:
+        node += "; fabric " + fabric
     n = len(step)
     if n and ntasks > n:
         node += ("; note: %d tasks share %s: task i uses GPU i mod %d, i.e. "
@@ -321,7 +388,8 @@ def derive(argv):
         vis = ",".join(visible[q] for q in r)
         ks = sorted({k for q in r for k in nics[q]})
         if ks:
-            ucx = "UCX_NET_DEVICES=%s (%s)" % (",".join(name(k) for k in ks), LEVELS[best[r[0]][0]])
+            c2c = "+c2c" if any(c2c_nics[q] for q in r) else ""
+            ucx = "UCX_NET_DEVICES=%s (%s%s)" % (",".join(name(k) for k in ks), LEVELS[best[r[0]][0]], c2c)
         else:
             ucx = "UCX_NET_DEVICES unset"
         flag = " (none of the step's CPUs is local to the GPU)" if sets[i][1] else ""

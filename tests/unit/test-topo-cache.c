@@ -1,8 +1,8 @@
 /* test-topo-cache: the node model cache (topocache.h). A model read back
  * from the cache gives the same table as the XML itself; a stale, foreign,
  * linked or malformed entry is never used; only root writes. Runs on the
- * real p4d and jwb0004 topologies (copied, so that the test can change the
- * file's identity). */
+ * real p4d, jwb0004 and p6e-gb200 topologies (copied, so that the test can
+ * change the file's identity). */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -102,10 +102,11 @@ static void check(const char *file)
 	char *direct = NULL, *cached = NULL, *text;
 	struct rdzv_topo *t = NULL, *back = NULL;
 	struct timespec later[2];
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
 
 	snprintf(src, sizeof(src), "%s/%s", dir, file);
-	snprintf(xml, sizeof(xml), "%s/%s", tmp, file);
-	snprintf(cdir, sizeof(cdir), "%s/cache-%s", tmp, file);
+	snprintf(xml, sizeof(xml), "%s/%s", tmp, base);
+	snprintf(cdir, sizeof(cdir), "%s/cache-%s", tmp, base);
 	copy(src, xml);
 
 	/* Serialized and read back: the same table. */
@@ -199,6 +200,8 @@ int main(void)
 	}
 	check("aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml");
 	check("psmgmt__tests__hwloc__topo.jwb0004.xml");
+	/* c2c nearness and the ports' fabric (EFA) travel through the cache. */
+	check("gb200/aws-ofi-nccl__tests__unit__fixtures__topology__p6e-gb200__topology.xml");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
 	if (system(cmd) != 0)
 		diag("could not remove %s", tmp);
