@@ -124,6 +124,9 @@ static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 			printf("%s: ok, %zu variable%s%s%s\n", names[i], p->n, p->n == 1 ? "" : "s",
 			       p->description ? ": " : " (no description)",
 			       p->description ? p->description : "");
+			if (p->require_mnnvl)
+				printf("  require mnnvl (%s): every node is checked for multi-node "
+				       "NVLink before the step's tasks start\n", p->require_mnnvl_where);
 		}
 		if (!a->quiet) {
 			for (k = 0; k < notes.n; k++)
@@ -186,6 +189,7 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 	struct rdzv_profile_pick pick;
 	struct rdzv_profile *chosen = NULL, *deflt = NULL;
 	struct rdzv_envset *set = NULL;
+	struct rdzv_profile_needs needs;
 	char err[ERRLEN];
 	size_t i;
 	int rv = 1;
@@ -193,7 +197,7 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 	if (rdzv_profile_pick(user, a->partition, a->conf.profile, a->conf.partition_profiles,
 	                      &pick, err, sizeof(err)) < 0
 	    || !(set = rdzv_envset_create())
-	    || rdzv_profile_resolve(&pick, &src, set, NULL, err, sizeof(err)) < 0
+	    || rdzv_profile_resolve_needs(&pick, &src, set, &needs, NULL, err, sizeof(err)) < 0
 	    || (pick.chosen[0]
 	        && rdzv_profile_load(&src, pick.chosen, &chosen, NULL, err, sizeof(err)) < 0)
 	    || (pick.deflt[0]
@@ -226,6 +230,8 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 	}
 	if (set->n == 0)
 		printf("# (no variables)\n");
+	if (needs.mnnvl)
+		printf("%-8s %-40s # %s\n", "require", "mnnvl", needs.mnnvl_where);
 	rv = 0;
 fail:
 	rdzv_envset_destroy(set);

@@ -7,6 +7,10 @@
  *     into one envset that every task of the node copies
  *   task_init: copy the entries into the task's set; node 0's first task
  *     says which profile applied, once per step
+ *   "require mnnvl" (issue 26): user_init checks the node once per step
+ *     (IMEX channel, NVML fabric: lib/gpu/mnnvl.c) and fails the node's
+ *     tasks naming the node and the reason; task_init gives each task
+ *     NVIDIA_IMEX_CHANNELS
  *
  * Files are read as the job's user (user_init runs after slurmstepd drops
  * privileges), so profiles must be readable by all users; they are not
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mnnvl.h"
 #include "profile.h"
 #include "profile_policy.h"
 #include "util.h"
@@ -32,6 +37,7 @@ static struct {
 	struct rdzv_profile_pick pick;
 	char partition[PARTITION_MAX];
 	char *policy;                 /* RDZV_NCCL_POLICY for the NCCL env plugin */
+	char imex[256];               /* NVIDIA_IMEX_CHANNELS under "require mnnvl"; "" none */
 } prof;
 
 int rdzv_profile_option(const char *val, char *err, size_t errlen)
@@ -168,16 +174,42 @@ static int carry_policy(char *err, size_t errlen)
 	return 0;
 }
 
+/* "require mnnvl": this node, once per step, before any task starts. The
+ * NVML library and the /dev prefix are the admin's (plugstack.conf). */
+static int check_mnnvl(const struct rdzv_profile_needs *needs, char *err, size_t errlen)
+{
+	struct rdzv_mnnvl_result res;
+	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN];
+	const char *node = rdzv.nodename[0] ? rdzv.nodename : "?";
+
+	lib[0] = '\0';
+	if (rdzv.conf.nvml_library[0]
+	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
+	                      sizeof(why)) < 0)
+		return rdzv_err(err, errlen, "MNNVL: node %s: plugstack nvml_library: %s", node, why);
+	if (rdzv_mnnvl_check(rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL, lib,
+	                     &res, why, sizeof(why)) < 0)
+		return rdzv_err(err, errlen, "MNNVL: node %s is not ready for multi-node NVLink: %s "
+		                "(required by %s)", node, why, needs->mnnvl_where);
+	snprintf(prof.imex, sizeof(prof.imex), "%s", res.channels);
+	slurm_verbose(RDZV_TAG ": step %u.%u: node %s ready for multi-node NVLink: %u GPUs in "
+	              "NVLink domain %s, IMEX channels %s", rdzv.step.job_id, rdzv.step.step_id,
+	              node, res.ngpus, res.domain[0] ? res.domain : "?", res.channels);
+	return 0;
+}
+
 int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 {
 	struct rdzv_profile_dir d;
 	struct rdzv_profile_source src = { rdzv_profile_dir_read, &d };
+	struct rdzv_profile_needs needs;
 	struct rdzv_notes notes;
 	size_t i;
 	int rv = -1;
 
 	rdzv_envset_destroy(prof.resolved);
 	prof.resolved = NULL;
+	prof.imex[0] = '\0';
 	memset(&prof.pick, 0, sizeof(prof.pick));
 	if (!rdzv.conf.profiles[0]) {
 		if (prof.opt[0] && strcmp(prof.opt, "none") != 0)
@@ -199,11 +231,14 @@ int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (rdzv_profile_resolve(&prof.pick, &src, prof.resolved, &notes, err, errlen) < 0)
+	if (rdzv_profile_resolve_needs(&prof.pick, &src, prof.resolved, &needs, &notes, err,
+	                               errlen) < 0)
 		goto fail;
 	for (i = 0; i < notes.n; i++)
 		slurm_verbose(RDZV_TAG ": %s", notes.v[i]);
 	if (carry_policy(err, errlen) < 0)
+		goto fail;
+	if (needs.mnnvl && check_mnnvl(&needs, err, errlen) < 0)
 		goto fail;
 	rv = 0;
 fail:
@@ -265,6 +300,13 @@ int rdzv_profile_task_init(spank_t sp, const struct rdzv_task *t, struct rdzv_en
 	}
 	if (prof.policy && rdzv_envset_add(env, RDZV_POLICY_VAR, prof.policy, RDZV_SET_ENFORCE,
 	                                   "profile (for NCCL's env plugin)", err, errlen) < 0)
+		return -1;
+	/* The channels the check found, for containers (the NVIDIA container
+	 * toolkit reads it; Apptainer gets it as APPTAINERENV_, container.c).
+	 * A default: a user who exported a choice keeps it. */
+	if (prof.imex[0] && rdzv_envset_add(env, "NVIDIA_IMEX_CHANNELS", prof.imex,
+	                                    RDZV_SET_DEFAULT, "MNNVL (this node's IMEX channels)",
+	                                    err, errlen) < 0)
 		return -1;
 	if (rdzv.step.node_id == 0 && t->local_rank == 0)
 		say_which();

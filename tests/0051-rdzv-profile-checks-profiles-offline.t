@@ -20,7 +20,8 @@ out=$("$tool" -d "$d" -u "$me" -s site-base -m h100:h100-ndr check 2>&1); rc=$?
 is "$rc" 0 "the example profiles check clean"
 like "$out" "site-base: ok, 6 variables: Site defaults" "check prints each profile with its description"
 like "$out" "roce-seed.profile:[0-9]+: warning: NCCL_BUFFSIZE is for debugging only" "the seed's NCCL_BUFFSIZE draws the debug-only warning"
-like "$out" "4 profiles, 0 errors" "check sums up"
+like "$out" "5 profiles, 0 errors" "check sums up"
+like "$out" "require mnnvl \(.*gb200-mnnvl.profile:[0-9]+\): every node is checked" "check says which profile requires multi-node NVLink"
 
 out=$("$tool" -d "$d" -u "$me" -s site-base -m h100:h100-ndr -p h100 show 2>&1); rc=$?
 is "$rc" 0 "show exits 0"
@@ -37,7 +38,7 @@ chmod 644 "$d/typo.profile"
 out=$("$tool" -d "$d" -u "$me" check 2>&1); rc=$?
 is "$rc" 1 "a broken profile makes check exit 1"
 like "$out" "typo: error: .*typo.profile:3: unknown NCCL variable NCCL_IB_HCAS \(did you mean NCCL_IB_HCA\?\)" "the error names file:line and the likely name"
-like "$out" "5 profiles, 1 error" "the summary counts it"
+like "$out" "6 profiles, 1 error" "the summary counts it"
 out=$("$tool" -d "$d" -u "$me" -s nosuch check 2>&1)
 like "$out" "error: site default profile=nosuch: .*no such profile" "a site default that does not exist is an error"
 rm -f "$d/typo.profile"

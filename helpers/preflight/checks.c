@@ -405,6 +405,88 @@ out:
 	free(flag);
 }
 
+/* The NVLink fabric (issue 26): each node's local rank 0 read it on the GPU
+ * path. GPUs of one node in different cliques, a node whose GPUs are not
+ * registered or not healthy, and nodes in different NVLink domains are
+ * named: a warning, or a failure when the step forces NCCL's multi-node
+ * NVLink (NCCL_MNNVL_ENABLE=1), which then cannot work. */
+static void check_fabric(const struct pf_run *run, struct pf_verdict *v)
+{
+	const struct pf_report *reps = run->reports, *first = NULL;
+	const char *forced;
+	enum pf_status bad;
+	struct pf_check *c;
+	uint32_t r, nodes = 0, nvml = 0, fabric = 0, domains = 0;
+	int split = 0;
+
+	if (!reps)
+		return;
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &reps[r];
+
+		if (!p->fabric_read)
+			continue;
+		nodes++;
+		if (strncmp(p->fabric_domain, "no NVML", 7) == 0)
+			continue;
+		nvml++;
+		if (strcmp(p->fabric_domain, "none") == 0)
+			continue;
+		fabric++;
+		if (strncmp(p->fabric_domain, "mixed", 5) == 0)
+			continue;
+		if (!first) {
+			first = p;
+			domains = 1;
+		} else if (strcmp(first->fabric_domain, p->fabric_domain) != 0) {
+			split = 1;
+			domains++;
+		}
+	}
+	if (!nodes)
+		return;
+	forced = var_of(&reps[0], "NCCL_MNNVL_ENABLE");
+	bad = forced && strcmp(forced, "1") == 0 ? PF_FAIL : PF_WARN;
+	if (!nvml)
+		c = add_check(v, "fabric", PF_SKIP, "not checked: no NVML on any of %u node%s", nodes,
+		              nodes == 1 ? "" : "s");
+	else if (!fabric)
+		c = add_check(v, "fabric", PF_SKIP, "no NVLink fabric: NVML says not supported on "
+		              "every GPU of %u node%s", nvml, nvml == 1 ? "" : "s");
+	else if (domains == 1 && fabric == nodes && !split)
+		c = add_check(v, "fabric", PF_PASS, "%u node%s in one NVLink domain %s", nodes,
+		              nodes == 1 ? "" : "s", first->fabric_domain);
+	else
+		c = add_check(v, "fabric", PF_PASS, "%u of %u nodes in an NVLink fabric", fabric,
+		              nodes);
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &reps[r];
+
+		if (!p->fabric_read)
+			continue;
+		if (strncmp(p->fabric_domain, "no NVML", 7) == 0) {
+			detail(c, fabric ? bad : PF_SKIP, "%s: %s", p->host, p->fabric_domain);
+			continue;
+		}
+		if (strcmp(p->fabric_domain, "none") == 0) {
+			detail(c, fabric ? bad : PF_SKIP, "%s: no NVLink fabric (not supported)%s",
+			       p->host, fabric ? " while other nodes have one" : "");
+			continue;
+		}
+		if (strncmp(p->fabric_domain, "mixed", 5) == 0)
+			detail(c, bad, "%s: %s", p->host, p->fabric_domain + 7);
+		else if (!p->fabric_ok)
+			detail(c, bad, "%s: not ready for multi-node NVLink: %s", p->host,
+			       p->fabric_why);
+		else
+			detail(c, PF_PASS, "%s: NVLink domain %s", p->host, p->fabric_domain);
+	}
+	if (split)
+		detail(c, bad, "the step's nodes span %u NVLink domains (cluster/clique): NVLink "
+		       "reaches only within one; between them NCCL uses the network%s", domains,
+		       bad == PF_FAIL ? ", which NCCL_MNNVL_ENABLE=1 forbids" : "");
+}
+
 void pf_verdict_compute(const struct pf_run *run, struct pf_verdict *v)
 {
 	size_t i;
@@ -417,6 +499,7 @@ void pf_verdict_compute(const struct pf_run *run, struct pf_verdict *v)
 		add_check(v, "tests", PF_FAIL, "%s", run->fatal);
 	check_ring(run, v);
 	check_gpu(run, v);
+	check_fabric(run, v);
 	for (i = 0; i < v->nchecks; i++)
 		if (v->check[i].status == PF_FAIL)
 			v->failed++;

@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	        "  --max-bytes=SIZE   NCCL sweep end (256M); sizes grow by 4\n"
 	        "  --iters=N          timed iterations per size (20)\n"
 	        "  --outlier=FRAC     a rank or node below FRAC x median is an outlier (0.7)\n"
+	        "  --fabric           print this node's NVLink fabric as NVML reports it (one\n"
+	        "                     line per GPU) and exit; no rendezvous (NVML from\n"
+	        "                     $RDZV_NVML_LIBRARY, else libnvidia-ml.so.1)\n"
 	        "  -h, --help         this text\n"
 	        "  --version\n"
 	        "Exit status: 0 every check passed, 1 a check failed, 2 usage or environment.\n");
@@ -57,6 +60,7 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 		{ "max-bytes", required_argument, NULL, 'e' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "outlier", required_argument, NULL, 'o' },
+		{ "fabric", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -112,6 +116,8 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 			}
 			break;
 		}
+		case 'F':
+			exit(pf_fabric_print(stdout));
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -298,6 +304,9 @@ int main(int argc, char **argv)
 		snprintf(mine.gpu_note, sizeof(mine.gpu_note), "not probed: --cpu");
 	else
 		pf_gpu_probe(&env, &mine);
+	/* Once per node: the fabric is the node's, not the rank's. */
+	if (!opts.cpu_only && env.local_rank == 0)
+		pf_fabric_collect(&mine);
 	lfd = rdzv_boot_listen(0, &link_port, err, sizeof(err));
 	if (lfd < 0) {
 		fprintf(stderr, PF_TAG ": rank %u on %s: ring listener: %s\n", env.rank, mine.host, err);

@@ -7,6 +7,8 @@
  *   gpu.c      CUDA/NCCL: device probe, communicator, all-reduce sweep
  *              (stubs without HAVE_CUDA_NCCL)
  *   summary.c  rank 0's one-screen summary and --json
+ *   fabric.c   each node's NVLink fabric through NVML (local rank 0 reads it;
+ *              lib/gpu/fabric.c), and --fabric
  *
  * Ranks exchange three blobs through the bootstrap (helpers/preflight/bootstrap.h):
  * phase 1 each rank's report, phase 2 rank 0's plan (ring addresses, GPU
@@ -29,6 +31,7 @@
 #define PF_MAX_VARS 32
 #define PF_VALUE 256
 #define PF_MAX_PROBLEMS 8
+#define PF_MAX_FABRIC 8    /* GPU lines per node (NVL72 trays have 4, HGX 8) */
 #define PF_MAX_SIZES 40
 #define PF_NCCL_ID_HEX 257 /* NCCL_UNIQUE_ID_BYTES (128) as hex, with NUL */
 
@@ -84,6 +87,12 @@ struct pf_report {
 	char problems[PF_MAX_PROBLEMS][PF_TEXT]; /* local checks that failed */
 	size_t nnet;                 /* NIC variables naming devices this host lacks: */
 	char net[PF_MAX_PROBLEMS][PF_TEXT]; /* a failure when NCCL runs, else a warning */
+	int fabric_read;             /* local rank 0 on the GPU path read the node's fabric */
+	int fabric_ok;               /* ready for multi-node NVLink (fabric.h's verdict) */
+	char fabric_domain[PF_TEXT]; /* "CLUSTER/clique", "none", "mixed: ...", "no NVML: ..." */
+	char fabric_why[PF_TEXT];    /* why not ready */
+	size_t nfabric;
+	char fabric[PF_MAX_FABRIC][PF_TEXT]; /* one line per GPU */
 };
 
 /* Rank 0's decisions (phase 2). */
@@ -122,7 +131,7 @@ struct pf_result {
 /* The verdict: one line per check. */
 enum pf_status { PF_PASS, PF_WARN, PF_SKIP, PF_FAIL };
 
-#define PF_MAX_CHECKS 8
+#define PF_MAX_CHECKS 9
 #define PF_MAX_DETAILS 24
 
 struct pf_check {
@@ -190,6 +199,11 @@ int pf_gpu_unique_id(char *hex, size_t len, char *err, size_t errlen);
 void pf_gpu_run(const struct pf_env *e, const struct pf_opts *o, const struct pf_report *reps,
                 const struct pf_plan *plan, int64_t deadline, struct pf_result *res);
 const char *pf_gpu_build(void); /* "CUDA x.y, NCCL a.b.c" or "without CUDA/NCCL" */
+
+/* fabric.c: the node's NVLink fabric into r (NVML from $RDZV_NVML_LIBRARY,
+ * else libnvidia-ml.so.1); --fabric prints it alone (exit 0 read, 1 not). */
+void pf_fabric_collect(struct pf_report *r);
+int pf_fabric_print(FILE *f);
 
 /* summary.c */
 void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict *v);

@@ -485,6 +485,13 @@ int pf_report_encode(const struct pf_report *r, char **out, size_t *len)
 		put(&b, "problem", "%s", r->problems[i]);
 	for (i = 0; i < r->nnet; i++)
 		put(&b, "net", "%s", r->net[i]);
+	if (r->fabric_read) {
+		put(&b, "fabric_ok", "%d", r->fabric_ok);
+		put(&b, "fabric_domain", "%s", r->fabric_domain);
+		put(&b, "fabric_why", "%s", r->fabric_why);
+		for (i = 0; i < r->nfabric; i++)
+			put(&b, "fabric", "%s", r->fabric[i]);
+	}
 	return finish(&b, out, len);
 }
 
@@ -544,6 +551,20 @@ static int report_kv(void *ctx, const char *k, char *v)
 	}
 	if (!strcmp(k, "net")) {
 		pf_report_net(r, "%s", v);
+		return 0;
+	}
+	if (!strcmp(k, "fabric_ok")) {
+		r->fabric_read = 1;
+		return get_int(v, &r->fabric_ok);
+	}
+	if (!strcmp(k, "fabric_domain"))
+		return r->fabric_read = 1, COPY(r->fabric_domain, v), 0;
+	if (!strcmp(k, "fabric_why"))
+		return COPY(r->fabric_why, v), 0;
+	if (!strcmp(k, "fabric")) {
+		r->fabric_read = 1;
+		if (r->nfabric < PF_MAX_FABRIC)
+			COPY(r->fabric[r->nfabric++], v);
 		return 0;
 	}
 	return 0; /* a key from a newer rank: ignored */

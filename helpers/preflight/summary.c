@@ -70,6 +70,29 @@ static void node_table(FILE *f, const struct pf_run *run)
 	free(idx);
 }
 
+/* One line per GPU of each node whose local rank 0 read the fabric. */
+static void fabric_table(FILE *f, const struct pf_run *run)
+{
+	uint32_t r;
+	size_t i;
+	int head = 0;
+
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &run->reports[r];
+
+		if (!p->fabric_read)
+			continue;
+		if (!head++)
+			fprintf(f, "\n  NVLink fabric (NVML):\n");
+		if (strncmp(p->fabric_domain, "no NVML", 7) == 0 || !p->nfabric)
+			fprintf(f, "  %-16s %s\n", p->host, p->nfabric ? p->fabric_domain
+			        : strncmp(p->fabric_domain, "no NVML", 7) == 0 ? p->fabric_domain
+			        : "NVML lists no GPU");
+		for (i = 0; i < p->nfabric; i++)
+			fprintf(f, "  %-16s %s\n", p->host, p->fabric[i]);
+	}
+}
+
 static void sweep_table(FILE *f, const struct pf_run *run)
 {
 	const struct pf_result *z = &run->results[0];
@@ -128,6 +151,7 @@ void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict
 	}
 	if (run->reports) {
 		node_table(f, run);
+		fabric_table(f, run);
 		if (run->results)
 			sweep_table(f, run);
 		if (run->opts->verbose)
@@ -202,7 +226,20 @@ static void json_rank(FILE *f, const struct pf_run *run, uint32_t r)
 		fputc(':', f);
 		jstr(f, p->vars[i].value);
 	}
-	fputs("},\"problems\":[", f);
+	fputc('}', f);
+	if (p->fabric_read) {
+		fputs(",\"fabric\":{\"domain\":", f);
+		jstr(f, p->fabric_domain);
+		fprintf(f, ",\"ready\":%s,\"why\":", p->fabric_ok ? "true" : "false");
+		jstr(f, p->fabric_why);
+		fputs(",\"gpus\":[", f);
+		for (i = 0; i < p->nfabric; i++) {
+			fputs(i ? "," : "", f);
+			jstr(f, p->fabric[i]);
+		}
+		fputs("]}", f);
+	}
+	fputs(",\"problems\":[", f);
 	for (i = 0; i < p->nproblems + p->nnet; i++) {
 		fputs(i ? "," : "", f);
 		jstr(f, i < p->nproblems ? p->problems[i] : p->net[i - p->nproblems]);

@@ -154,6 +154,8 @@ static const char *kind_word(enum rdzv_pline_kind k)
 		return "include";
 	case RDZV_PL_KNOWN:
 		return "known";
+	case RDZV_PL_REQUIRE:
+		return "require";
 	}
 	return "?";
 }
@@ -224,6 +226,16 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 		return doc_add(doc, kind, rest, n, NULL, line) < 0
 		       ? rdzv_err(err, errlen, "out of memory") : 0;
 	}
+	if (kwlen == 7 && strncmp(s, "require", 7) == 0) {
+		if (!one_word(rest, &n))
+			return rdzv_err(err, errlen, "%s:%u: expected 'require mnnvl' (one word)", fname,
+			                line);
+		if (strcmp(rest, "mnnvl") != 0)
+			return rdzv_err(err, errlen, "%s:%u: unknown requirement '%.32s' (expected: "
+			                "mnnvl)", fname, line, rest);
+		return doc_add(doc, RDZV_PL_REQUIRE, rest, n, NULL, line) < 0
+		       ? rdzv_err(err, errlen, "out of memory") : 0;
+	}
 	if ((kwlen == 7 && strncmp(s, "default", 7) == 0)
 	    || (kwlen == 7 && strncmp(s, "enforce", 7) == 0)) {
 		kind = s[0] == 'd' ? RDZV_PL_DEFAULT : RDZV_PL_ENFORCE;
@@ -243,7 +255,7 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 		                "'enforce %.*s'", fname, line, (int)(kwlen > 64 ? 64 : kwlen), s,
 		                (int)(kwlen > 64 ? 64 : kwlen), s);
 	return rdzv_err(err, errlen, "%s:%u: unknown directive '%.*s' (expected description, "
-	                "include, inherit, default, enforce, unset, known)", fname, line,
+	                "include, inherit, default, enforce, unset, known, require)", fname, line,
 	                (int)(kwlen > 32 ? 32 : kwlen), s);
 }
 
@@ -298,6 +310,13 @@ static int check_entry(const struct rdzv_profile_doc *doc, size_t idx, const cha
 
 	if (l->kind == RDZV_PL_INCLUDE)
 		return 0;
+	if (l->kind == RDZV_PL_REQUIRE) {
+		for (j = 0; j < idx; j++)
+			if (doc->v[j].kind == RDZV_PL_REQUIRE && strcmp(doc->v[j].name, l->name) == 0)
+				return rdzv_err(err, errlen, "%s:%u: require %s already on line %u", fname,
+				                l->line, l->name, doc->v[j].line);
+		return 0;
+	}
 	if (l->kind == RDZV_PL_KNOWN) {
 		if (rdzv_nccl_var_find(l->name))
 			rdzv_notes_add(notes, "%s:%u: warning: known %s: already in rdzv's table", fname,
@@ -306,7 +325,7 @@ static int check_entry(const struct rdzv_profile_doc *doc, size_t idx, const cha
 	}
 	for (j = 0; j < idx; j++)
 		if (doc->v[j].kind != RDZV_PL_INCLUDE && doc->v[j].kind != RDZV_PL_KNOWN
-		    && strcmp(doc->v[j].name, l->name) == 0)
+		    && doc->v[j].kind != RDZV_PL_REQUIRE && strcmp(doc->v[j].name, l->name) == 0)
 			return rdzv_err(err, errlen, "%s:%u: %s already has an entry on line %u",
 			                fname, l->line, l->name, doc->v[j].line);
 	if (reserved_name(l->name))

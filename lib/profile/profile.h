@@ -12,6 +12,10 @@
  *   unset VAR                 (removed from every task)
  *   known NCCL_VAR            (accept an NCCL_* name newer than rdzv's table,
  *                              in this file)
+ *   require mnnvl             (every node of the step must be ready for
+ *                              multi-node NVLink before its tasks start:
+ *                              lib/gpu/mnnvl.h; an include's requirement
+ *                              holds in the including profile too)
  * Blank lines are ignored; VALUE runs to the end of the line (trailing
  * blanks dropped) and may be empty.
  *
@@ -65,6 +69,7 @@ enum rdzv_pline_kind {
 	RDZV_PL_UNSET,
 	RDZV_PL_INCLUDE,
 	RDZV_PL_KNOWN,
+	RDZV_PL_REQUIRE,  /* name: what is required ("mnnvl") */
 };
 
 struct rdzv_pline {
@@ -147,6 +152,8 @@ struct rdzv_profile {
 	char *description;          /* NULL when none */
 	struct rdzv_profile_entry *v;
 	size_t n, cap;
+	int require_mnnvl;          /* "require mnnvl" here or in an include */
+	char require_mnnvl_where[RDZV_PROFILE_WHERE_MAX]; /* "path:line" of the first */
 };
 
 /* Load profile name and everything it includes (depth at most
@@ -211,6 +218,22 @@ const char *rdzv_pick_why_name(enum rdzv_pick_why why);
 int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
                          const struct rdzv_profile_source *src, struct rdzv_envset *out,
                          struct rdzv_notes *notes, char *err, size_t errlen);
+
+/* What the step's nodes must provide ("require" lines). The chosen
+ * profile's requirements, and the default profile's whatever the user
+ * chose (like its enforce entries, they are the site's policy: a user
+ * cannot escape a partition's "require mnnvl" with --nccl-profile=none). */
+struct rdzv_profile_needs {
+	int mnnvl;
+	char mnnvl_where[RDZV_PROFILE_WHERE_MAX + 80]; /* "path:line (profile NAME)" */
+};
+
+/* rdzv_profile_resolve, and the requirements into needs (zeroed first;
+ * may be NULL). */
+int rdzv_profile_resolve_needs(const struct rdzv_profile_pick *pick,
+                               const struct rdzv_profile_source *src, struct rdzv_envset *out,
+                               struct rdzv_profile_needs *needs, struct rdzv_notes *notes,
+                               char *err, size_t errlen);
 
 /* ---- --nccl-profile=list ---- */
 

@@ -161,6 +161,14 @@ static int load_into(struct load_state *st, const char *name, struct rdzv_profil
 			break;
 		case RDZV_PL_KNOWN:
 			break;
+		case RDZV_PL_REQUIRE:
+			/* Requirements only add up: an including profile cannot
+			 * drop one its include makes. */
+			if (!p->require_mnnvl) {
+				p->require_mnnvl = 1;
+				snprintf(p->require_mnnvl_where, sizeof(p->require_mnnvl_where), "%s", at);
+			}
+			break;
 		}
 		if (r < 0) {
 			st->depth--;
@@ -383,20 +391,40 @@ static int add_entries(const struct rdzv_profile *p, int policy_only, const char
 	return 0;
 }
 
+static void add_needs(const struct rdzv_profile *p, struct rdzv_profile_needs *needs)
+{
+	if (!needs || !p->require_mnnvl || needs->mnnvl)
+		return;
+	needs->mnnvl = 1;
+	snprintf(needs->mnnvl_where, sizeof(needs->mnnvl_where), "%s (profile %s)",
+	         p->require_mnnvl_where, p->name);
+}
+
 int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
                          const struct rdzv_profile_source *src, struct rdzv_envset *out,
                          struct rdzv_notes *notes, char *err, size_t errlen)
+{
+	return rdzv_profile_resolve_needs(pick, src, out, NULL, notes, err, errlen);
+}
+
+int rdzv_profile_resolve_needs(const struct rdzv_profile_pick *pick,
+                               const struct rdzv_profile_source *src, struct rdzv_envset *out,
+                               struct rdzv_profile_needs *needs, struct rdzv_notes *notes,
+                               char *err, size_t errlen)
 {
 	struct rdzv_profile *chosen = NULL, *deflt = NULL;
 	char origin[48];
 	int rv = -1;
 
+	if (needs)
+		memset(needs, 0, sizeof(*needs));
 	if (pick->chosen[0]) {
 		if (rdzv_profile_load(src, pick->chosen, &chosen, notes, err, errlen) < 0)
 			goto fail;
 		snprintf(origin, sizeof(origin), "profile %.39s", chosen->name);
 		if (add_entries(chosen, 0, origin, out, err, errlen) < 0)
 			goto fail;
+		add_needs(chosen, needs);
 	}
 	if (pick->deflt[0] && strcmp(pick->deflt, pick->chosen) != 0) {
 		/* The default's policy still holds: its enforce/unset entries go
@@ -407,6 +435,7 @@ int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
 		snprintf(origin, sizeof(origin), "profile %.29s (default)", deflt->name);
 		if (add_entries(deflt, 1, origin, out, err, errlen) < 0)
 			goto fail;
+		add_needs(deflt, needs);
 	}
 	rv = 0;
 fail:

@@ -61,6 +61,10 @@ static void check_doc(const struct rdzv_profile_doc *doc)
 			FUZZ_ASSERT(rdzv_profile_name_check(l->name, NULL, 0) == 0);
 			continue;
 		}
+		if (l->kind == RDZV_PL_REQUIRE) {
+			FUZZ_ASSERT(strcmp(l->name, "mnnvl") == 0 && !l->value);
+			continue;
+		}
 		FUZZ_ASSERT(rdzv_env_name_valid(l->name));
 		FUZZ_ASSERT((l->kind == RDZV_PL_DEFAULT || l->kind == RDZV_PL_ENFORCE) == !!l->value);
 		if (l->kind == RDZV_PL_KNOWN || strncmp(l->name, "NCCL_", 5) != 0
@@ -114,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem_dir d;
 	struct rdzv_profile_source src = { mem_read, &d };
 	struct rdzv_profile_pick pick;
+	struct rdzv_profile_needs needs;
 	struct rdzv_envset *set = NULL;
 	struct rdzv_notes notes;
 	char *buf, *p, *end, *field[4] = { NULL, NULL, NULL, NULL }, err[1024], fname[128];
@@ -190,7 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0 && (set = rdzv_envset_create())) {
 		FUZZ_ASSERT(!pick.chosen[0] || rdzv_profile_name_check(pick.chosen, NULL, 0) == 0);
 		FUZZ_ASSERT(!pick.deflt[0] || rdzv_profile_name_check(pick.deflt, NULL, 0) == 0);
-		if (rdzv_profile_resolve(&pick, &src, set, NULL, err, sizeof(err)) == 0) {
+		if (rdzv_profile_resolve_needs(&pick, &src, set, &needs, NULL, err, sizeof(err)) == 0) {
+			FUZZ_ASSERT(!needs.mnnvl || strstr(needs.mnnvl_where, ".profile:"));
 			struct rdzv_profile *df = NULL;
 			size_t j;
 

@@ -87,7 +87,7 @@ if [ -z "$hwloc_libs" ]; then
 fi
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-incs="-I$srcdir/lib/common -I$srcdir/lib/rdzv -I$srcdir/lib/bind -I$srcdir/lib/profile -I$srcdir/helpers/preflight"
+incs="-I$srcdir/lib/common -I$srcdir/lib/rdzv -I$srcdir/lib/bind -I$srcdir/lib/profile -I$srcdir/lib/gpu -I$srcdir/helpers/preflight"
 cflags="-g -O1 $san -I$work/include $incs $hwloc_cflags"
 
 # The library's sources: those the configured build links into librdzv
@@ -141,7 +141,7 @@ for t in "$@"; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	if ! "$CLANG" $cflags -fsanitize=fuzzer "$src" $objs $hwloc_libs -o "$bin" >"$log" 2>&1; then
+	if ! "$CLANG" $cflags -fsanitize=fuzzer "$src" $objs $hwloc_libs -ldl -o "$bin" >"$log" 2>&1; then
 		echo "not ok $n - $t builds"
 		sed 's/^/# /' "$log" | head -30
 		failed=1

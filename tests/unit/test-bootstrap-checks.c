@@ -321,6 +321,87 @@ static void test_master_local(void)
 	   strstr(note, "does not resolve"), "an unresolvable name is said so");
 }
 
+/* The NVLink fabric (issue 26): nodes in different cliques, a node whose
+ * GPUs disagree, no NVML; the report carries it through encode/decode. */
+static void fabric_of(struct pf_report *r, const char *domain, int ok_, const char *line)
+{
+	r->fabric_read = 1;
+	r->fabric_ok = ok_;
+	snprintf(r->fabric_domain, sizeof(r->fabric_domain), "%s", domain);
+	snprintf(r->fabric_why, sizeof(r->fabric_why), "%s", ok_ ? "" : "GPU 0 (x): fabric state in progress");
+	r->nfabric = 1;
+	snprintf(r->fabric[0], sizeof(r->fabric[0]), "%s", line);
+}
+
+static void test_fabric(void)
+{
+	struct pf_report reps[3], back;
+	struct pf_verdict v;
+	struct pf_run run;
+	const struct pf_check *c;
+	char *blob = NULL, err[256];
+	size_t len = 0;
+
+	mk(&reps[0], 0, 3, "n1", 0, 2, "0000:3b:00.0");
+	mk(&reps[1], 1, 3, "n1", 1, 2, "0000:5e:00.0");
+	mk(&reps[2], 2, 3, "n2", 0, 1, "0000:3b:00.0");
+	run_init(&run, reps, 3);
+	pf_verdict_compute(&run, &v);
+	ok(!find(&v, "fabric"), "no node read the fabric (--cpu): no fabric check");
+
+	fabric_of(&reps[0], "aa/7", 1, "GPU 0 (0000:3b:00.0): cluster aa, clique 7, state completed, health ok");
+	fabric_of(&reps[2], "aa/7", 1, "GPU 0 (0000:3b:00.0): cluster aa, clique 7, state completed, health ok");
+	ok(pf_report_encode(&reps[0], &blob, &len) == 0
+	   && pf_report_decode(blob, len, &back, err, sizeof(err)) == 0 && back.fabric_read
+	   && back.fabric_ok && strcmp(back.fabric_domain, "aa/7") == 0 && back.nfabric == 1
+	   && strcmp(back.fabric[0], reps[0].fabric[0]) == 0, "the fabric survives the wire");
+	free(blob);
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_PASS && strstr(c->text, "2 nodes in one NVLink domain aa/7"),
+	   "two nodes in one domain pass (%s)", c ? c->text : "-");
+
+	fabric_of(&reps[2], "aa/9", 1, "GPU 0 (0000:3b:00.0): cluster aa, clique 9, state completed, health ok");
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_WARN && has_detail(c, "span 2 NVLink domains")
+	   && has_detail(c, "n2: NVLink domain aa/9"), "nodes in two cliques: a warning naming them");
+	snprintf(reps[0].vars[0].name, sizeof(reps[0].vars[0].name), "NCCL_MNNVL_ENABLE");
+	snprintf(reps[0].vars[0].value, sizeof(reps[0].vars[0].value), "1");
+	reps[0].nvars = 1;
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_FAIL && has_detail(c, "which NCCL_MNNVL_ENABLE=1 forbids"),
+	   "... a failure when the step forces MNNVL");
+	reps[0].nvars = 0;
+
+	fabric_of(&reps[2], "mixed: the GPUs of this node are not in one NVLink domain: GPU 0 clique 7; GPU 1 clique 8", 0, "x");
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_WARN && has_detail(c, "n2: the GPUs of this node are not in one NVLink domain"),
+	   "mixed cliques within a node are named");
+	fabric_of(&reps[2], "aa/7", 0, "x");
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_WARN && has_detail(c, "n2: not ready for multi-node NVLink: GPU 0 (x): fabric state in progress"),
+	   "a node not ready is named with the reason");
+
+	fabric_of(&reps[0], "no NVML: cannot load libnvidia-ml.so.1", 0, "");
+	reps[0].nfabric = 0;
+	fabric_of(&reps[2], "no NVML: cannot load libnvidia-ml.so.1", 0, "");
+	reps[2].nfabric = 0;
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_SKIP && strstr(c->text, "no NVML on any of 2 nodes")
+	   && has_detail(c, "n1: no NVML"), "no NVML anywhere: skipped, said plainly");
+	fabric_of(&reps[0], "none", 0, "GPU 0 (0000:3b:00.0): not supported (no NVLink fabric)");
+	fabric_of(&reps[2], "none", 0, "GPU 0 (0000:3b:00.0): not supported (no NVLink fabric)");
+	pf_verdict_compute(&run, &v);
+	c = find(&v, "fabric");
+	ok(c && c->status == PF_SKIP && strstr(c->text, "not supported on every GPU of 2 nodes"),
+	   "no fabric anywhere (H100 PCIe, H200): skipped, said plainly");
+}
+
 int main(void)
 {
 	opts.outlier = 0.7;
@@ -332,5 +413,6 @@ int main(void)
 	test_broken_runs_fail();
 	test_expected_host();
 	test_master_local();
+	test_fabric();
 	return done_testing();
 }

@@ -1,0 +1,338 @@
+/* nvml-double.c: a stand-in for libnvidia-ml.so.1, built for tests only
+ * (never installed). It implements exactly the NVML calls lib/gpu/fabric.c
+ * makes, with the documented ABI of nvml.h, and answers from a text file:
+ * $RDZV_NVML_DOUBLE, else nvml-double.txt in the directory this library
+ * was loaded from (so that slurmstepd, whose environment a test does not
+ * set, finds a per-node file through plugstack's nvml_library=DIR/%n/...).
+ *
+ * The file, one directive per line ('#' starts a comment line):
+ *   gpu UUID BUSID VERSIONS CLUSTER CLIQUE STATE STATUS HEALTH [SUMMARY]
+ *       VERSIONS  0: every fabric query says NOT_SUPPORTED
+ *                 1: only nvmlDeviceGetGpuFabricInfo answers (the V call
+ *                    says NOT_SUPPORTED)
+ *                 2: the V call answers v2 (v3 gets VERSION_MISMATCH)
+ *                 3: the V call answers v2 and v3
+ *       CLUSTER   32 hex digits (dashes allowed)
+ *       STATE     not-supported | not-started | in-progress | completed
+ *       STATUS    the registration's nvmlReturn_t (0 success)
+ *       HEALTH    the health mask (decimal or 0x...); SUMMARY v3's summary
+ *   fail CALL CODE   the NVML call named CALL returns CODE
+ *   deny INDEX       nvmlDeviceGetHandleByIndex_v2(INDEX) says NO_PERMISSION
+ *   log PATH         append "init PID" to PATH at each nvmlInit_v2
+ * Built twice: with RDZV_DOUBLE_NO_V the library lacks
+ * nvmlDeviceGetGpuFabricInfoV altogether (a driver before R550). */
+#define _GNU_SOURCE 1 /* dladdr */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GPUS_MAX 64
+#define FAILS_MAX 8
+
+enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3,
+       NO_PERMISSION = 4, ARGUMENT_VERSION_MISMATCH = 25, UNKNOWN = 999 };
+
+struct nvml_device; /* the handle is a pointer to one of these */
+
+struct fabric_v1 {
+	unsigned char cluster[16];
+	int status;
+	unsigned clique, state;
+};
+struct fabric_v2 {
+	unsigned version;
+	unsigned char cluster[16];
+	int status;
+	unsigned clique, state, health;
+};
+struct fabric_v3 {
+	unsigned version;
+	unsigned char cluster[16];
+	int status;
+	unsigned clique, state, health;
+	unsigned char summary;
+};
+struct pci_info {
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+struct gpu {
+	char uuid[96], busid[32];
+	unsigned versions, clique, state, health, summary;
+	unsigned char cluster[16];
+	int status, denied;
+};
+
+static struct {
+	int inited;
+	unsigned n;
+	struct gpu gpu[GPUS_MAX];
+	struct {
+		char call[64];
+		int code;
+	} fail[FAILS_MAX];
+	unsigned nfail;
+} dbl;
+
+/* The exported calls (prototypes: -Wmissing-prototypes). */
+int nvmlInit_v2(void);
+int nvmlShutdown(void);
+int nvmlDeviceGetCount_v2(unsigned *count);
+int nvmlDeviceGetHandleByIndex_v2(unsigned index, struct nvml_device **dev);
+int nvmlDeviceGetUUID(struct nvml_device *dev, char *uuid, unsigned len);
+int nvmlDeviceGetPciInfo_v3(struct nvml_device *dev, struct pci_info *pci);
+int nvmlDeviceGetGpuFabricInfo(struct nvml_device *dev, struct fabric_v1 *info);
+#ifndef RDZV_DOUBLE_NO_V
+int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info);
+#endif
+
+static int failing(const char *call)
+{
+	unsigned i;
+
+	for (i = 0; i < dbl.nfail; i++)
+		if (strcmp(dbl.fail[i].call, call) == 0)
+			return dbl.fail[i].code;
+	return OK;
+}
+
+static int parse_uuid(const char *s, unsigned char out[16])
+{
+	unsigned k = 0;
+
+	for (; *s && k < 32; s++) {
+		const char *hex = "0123456789abcdef", *at;
+		unsigned v;
+
+		if (*s == '-')
+			continue;
+		if (!(at = strchr(hex, *s | 0x20)) || !*at)
+			return -1;
+		v = (unsigned)(at - hex);
+		out[k / 2] = (unsigned char)(k % 2 ? out[k / 2] | v : v << 4);
+		k++;
+	}
+	return k == 32 && !*s ? 0 : -1;
+}
+
+static int parse_state(const char *s, unsigned *st)
+{
+	static const char *const names[] = { "not-supported", "not-started", "in-progress",
+		                             "completed" };
+	unsigned i;
+
+	for (i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0) {
+			*st = i;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *data_path(char *buf, size_t len)
+{
+	const char *env = getenv("RDZV_NVML_DOUBLE");
+	Dl_info info;
+	char *slash;
+
+	if (env && *env)
+		return env;
+	if (!dladdr((void *)&dbl, &info) || !info.dli_fname)
+		return NULL;
+	snprintf(buf, len, "%s", info.dli_fname);
+	if (!(slash = strrchr(buf, '/')))
+		return NULL;
+	snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "nvml-double.txt");
+	return buf;
+}
+
+static int load(void)
+{
+	char pathbuf[4096], line[512];
+	const char *path = data_path(pathbuf, sizeof(pathbuf));
+	FILE *f;
+	unsigned lineno = 0;
+
+	memset(&dbl, 0, sizeof(dbl));
+	if (!path || !(f = fopen(path, "r"))) {
+		fprintf(stderr, "nvml-double: no data file (%s)\n", path ? path : "?");
+		return UNKNOWN;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char w[8][100], logpath[400];
+		struct gpu *g;
+		int k;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "fail %63s %d", dbl.fail[dbl.nfail % FAILS_MAX].call,
+		           &dbl.fail[dbl.nfail % FAILS_MAX].code) == 2) {
+			dbl.nfail = dbl.nfail < FAILS_MAX ? dbl.nfail + 1 : FAILS_MAX;
+			continue;
+		}
+		if (sscanf(line, "deny %d", &k) == 1) {
+			if (k >= 0 && k < GPUS_MAX)
+				dbl.gpu[k].denied = 1;
+			continue;
+		}
+		if (sscanf(line, "log %399s", logpath) == 1) {
+			FILE *lf = fopen(logpath, "a");
+
+			if (lf) {
+				fprintf(lf, "init %ld\n", (long)getpid());
+				fclose(lf);
+			}
+			continue;
+		}
+		if (dbl.n >= GPUS_MAX)
+			break;
+		g = &dbl.gpu[dbl.n];
+		k = sscanf(line, "gpu %95s %31s %u %99s %u %99s %d %99s %u", g->uuid, g->busid,
+		           &g->versions, w[0], &g->clique, w[1], &g->status, w[2], &g->summary);
+		if (k < 8 || parse_uuid(w[0], g->cluster) < 0 || parse_state(w[1], &g->state) < 0) {
+			fprintf(stderr, "nvml-double: %s:%u: bad line\n", path, lineno);
+			fclose(f);
+			return UNKNOWN;
+		}
+		g->health = (unsigned)strtoul(w[2], NULL, 0);
+		dbl.n++;
+	}
+	fclose(f);
+	return OK;
+}
+
+int nvmlInit_v2(void)
+{
+	int rc = load();
+
+	if (rc == OK && (rc = failing("nvmlInit_v2")) == OK)
+		dbl.inited = 1;
+	return rc;
+}
+
+int nvmlShutdown(void)
+{
+	dbl.inited = 0;
+	return OK;
+}
+
+int nvmlDeviceGetCount_v2(unsigned *count)
+{
+	int rc = failing("nvmlDeviceGetCount_v2");
+
+	if (!dbl.inited)
+		return UNINITIALIZED;
+	if (rc)
+		return rc;
+	*count = dbl.n;
+	return OK;
+}
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned index, struct nvml_device **dev)
+{
+	int rc = failing("nvmlDeviceGetHandleByIndex_v2");
+
+	if (!dbl.inited)
+		return UNINITIALIZED;
+	if (rc)
+		return rc;
+	if (index >= dbl.n)
+		return INVALID_ARGUMENT;
+	if (dbl.gpu[index].denied)
+		return NO_PERMISSION;
+	*dev = (struct nvml_device *)(void *)&dbl.gpu[index];
+	return OK;
+}
+
+static struct gpu *gpu_of(struct nvml_device *dev)
+{
+	struct gpu *g = (struct gpu *)(void *)dev;
+
+	return dbl.inited && g >= dbl.gpu && g < dbl.gpu + dbl.n ? g : NULL;
+}
+
+int nvmlDeviceGetUUID(struct nvml_device *dev, char *uuid, unsigned len)
+{
+	struct gpu *g = gpu_of(dev);
+
+	if (!g || !uuid)
+		return INVALID_ARGUMENT;
+	if (strlen(g->uuid) >= len)
+		return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+	strcpy(uuid, g->uuid);
+	return OK;
+}
+
+int nvmlDeviceGetPciInfo_v3(struct nvml_device *dev, struct pci_info *pci)
+{
+	struct gpu *g = gpu_of(dev);
+
+	if (!g || !pci)
+		return INVALID_ARGUMENT;
+	memset(pci, 0, sizeof(*pci));
+	snprintf(pci->bus_id, sizeof(pci->bus_id), "%.31s", g->busid);
+	snprintf(pci->bus_id_legacy, sizeof(pci->bus_id_legacy), "%.15s", g->busid);
+	return OK;
+}
+
+int nvmlDeviceGetGpuFabricInfo(struct nvml_device *dev, struct fabric_v1 *info)
+{
+	struct gpu *g = gpu_of(dev);
+	int rc = failing("nvmlDeviceGetGpuFabricInfo");
+
+	if (!g || !info)
+		return INVALID_ARGUMENT;
+	if (rc)
+		return rc;
+	if (g->versions == 0)
+		return NOT_SUPPORTED;
+	memcpy(info->cluster, g->cluster, 16);
+	info->status = g->status;
+	info->clique = g->clique;
+	info->state = g->state;
+	return OK;
+}
+
+#ifndef RDZV_DOUBLE_NO_V
+int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info)
+{
+	struct gpu *g = gpu_of(dev);
+	int rc = failing("nvmlDeviceGetGpuFabricInfoV");
+	unsigned version;
+
+	if (!g || !info)
+		return INVALID_ARGUMENT;
+	if (rc)
+		return rc;
+	if (g->versions < 2)
+		return NOT_SUPPORTED;
+	memcpy(&version, info, sizeof(version));
+	if (version == (sizeof(struct fabric_v3) | 3u << 24) && g->versions >= 3) {
+		struct fabric_v3 *v = info;
+
+		memcpy(v->cluster, g->cluster, 16);
+		v->status = g->status;
+		v->clique = g->clique;
+		v->state = g->state;
+		v->health = g->health;
+		v->summary = (unsigned char)g->summary;
+		return OK;
+	}
+	if (version == (sizeof(struct fabric_v2) | 2u << 24)) {
+		struct fabric_v2 *v = info;
+
+		memcpy(v->cluster, g->cluster, 16);
+		v->status = g->status;
+		v->clique = g->clique;
+		v->state = g->state;
+		v->health = g->health;
+		return OK;
+	}
+	return ARGUMENT_VERSION_MISMATCH;
+}
+#endif
