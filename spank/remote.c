@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "domain.h"
+#include "fabric.h" /* nvlink_domain=nvml (issue 26) */
+#include "mnnvl.h"
 #include "hostlist.h"
 #include "master.h"
 #include "netif.h"
@@ -247,6 +249,53 @@ out:
 	return rv;
 }
 
+/* This node's NVLink domain from its GPUs (nvlink_domain=nvml, issue 26):
+ * NVML's cluster UUID and clique, read once per node per step. GPUs that
+ * answer differently refuse the step, each named; a node without NVML or
+ * without a GPU in a fabric has no domain (said in --rdzv-verbose). The
+ * step's other nodes are not seen here: no size or index is exported. */
+static int read_nvml_domain(struct rdzv_step *st, char *err, size_t errlen)
+{
+	struct rdzv_fabric *f = calloc(1, sizeof(*f));
+	unsigned char cluster[16];
+	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN], uuid[RDZV_FABRIC_UUID_TEXT];
+	unsigned clique = 0;
+	int rc;
+
+	st->domain[0] = '\0';
+	lib[0] = '\0';
+	if (!f)
+		return rdzv_err(err, errlen, "out of memory");
+	if (rdzv.conf.nvml_library[0]
+	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
+	                      sizeof(why)) < 0) {
+		free(f);
+		return rdzv_err(err, errlen, "nvlink_domain=nvml: plugstack nvml_library: %s", why);
+	}
+	if (rdzv_fabric_read(lib, f, why, sizeof(why)) < 0) {
+		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown (nvlink_domain=nvml): "
+		         "%.200s", why);
+		free(f);
+		return 0;
+	}
+	rc = rdzv_fabric_domain(f, cluster, &clique, why, sizeof(why));
+	free(f);
+	if (rc < 0)
+		return rdzv_err(err, errlen, "nvlink_domain=nvml: node %s: %s",
+		                rdzv.nodename[0] ? rdzv.nodename : "?", why);
+	if (rc == 0) {
+		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "none (nvlink_domain=nvml): no "
+		         "GPU of this node is in an NVLink fabric");
+		return 0;
+	}
+	rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
+	snprintf(st->domain, sizeof(st->domain), "%s.%u", uuid, clique);
+	snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "%s (nvlink_domain=nvml: NVML's "
+	         "cluster UUID and clique of every GPU here); the step's other nodes are not "
+	         "seen before launch", st->domain);
+	return 0;
+}
+
 /* Whether this node runs global task 0 (Slurm's own answer, per task: the
  * node's tasks only, so it costs nothing that grows with the step). */
 static int runs_task0(spank_t sp, const struct rdzv_step *st)
@@ -435,6 +484,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	rdzv.domain_note[0] = '\0';
 	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK
 	    && read_domains(sp, st, rc > 0 && plan.order_known ? plan.order : "", err, errlen) < 0)
+		goto fail;
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_NVML && read_nvml_domain(st, err, errlen) < 0)
 		goto fail;
 	/* The node that runs task 0 knows it: if the step's rank 0 was placed
 	 * elsewhere (a node order guessed from the node list, where Slurm 26.05

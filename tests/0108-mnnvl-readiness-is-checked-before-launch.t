@@ -132,4 +132,17 @@ is "$(uniq_of "$out")" "0 " "the partition default's requirement passes on healt
 run_to 30 srun -N1 -n1 --nccl-profile=broken touch "$marker"
 like "$out" "broken.profile:2: unknown requirement 'nvlink' \(expected: mnnvl\)" "a bad require line is named by file:line in srun"
 nolaunch "... and nothing ran"
+
+# --- nvlink_domain=nvml (issue 26 point 1): each node's domain from its GPUs ---
+healthy
+e2e_plugstack profiles=$pdir profile=plain identity_root=$root "nvml_library=$T/%n/libnvml.so" nvlink_domain=nvml
+run_to 30 srun -N2 -n4 --rdzv=torch bash -c 'echo "D=$RDZV_NVLINK_DOMAIN S=${RDZV_NVLINK_DOMAIN_SIZE-unset}"'
+is "$rc" 0 "nvlink_domain=nvml: the step runs"
+is "$(uniq_of "$out")" "D=$A.7 S=unset " "nvlink_domain=nvml: every task gets its node's cluster UUID and clique, no size (other nodes unseen)"
+node n2 completed 0x1aa 8
+run_to 30 srun -N2 -n2 --rdzv=torch "${pernode[@]}"
+like "$out" "nvlink_domain=nvml: node n2: .*GPU 0 \(00000000:1B:00.0\) cluster $A clique 7; GPU 1 \(00000000:2B:00.0\) cluster $A clique 8" \
+	"nvlink_domain=nvml: two cliques on one node refuse the step, both GPUs named"
+nolaunch_on n2 "... and no task ran on n2"
+healthy
 done_testing

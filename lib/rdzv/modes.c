@@ -66,8 +66,11 @@ int rdzv_fill_domain(const struct rdzv_step *s, const struct rdzv_task *t,
 {
 	if (!s->domain[0])
 		return 0;
-	if (rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN", err, errlen, "%s", s->domain) < 0
-	    || rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN_SIZE", err, errlen, "%u",
+	if (rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN", err, errlen, "%s", s->domain) < 0)
+		return -1;
+	if (!s->domain_size) /* nvml: the node's own domain only */
+		return 0;
+	if (rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN_SIZE", err, errlen, "%u",
 	                        s->domain_size) < 0
 	    || rdzv_envset_addf(env, ORIGIN, "RDZV_NVLINK_DOMAIN_RANK", err, errlen, "%u",
 	                        s->domain_base + t->local_rank) < 0)
