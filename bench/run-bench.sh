@@ -4,7 +4,7 @@
 #   make bench                      (from a build directory), or
 #   top_srcdir=SRC top_builddir=BUILD bench/run-bench.sh [OUTDIR]
 #
-# Parts (BENCH_PARTS, default "logic topo launch layout ttfc fail"):
+# Parts (BENCH_PARTS, default "logic topo domains launch layout ttfc fail"):
 #   logic   bench/bench-logic: one task's environment for steps of 1k-100k
 #           nodes (1M tasks) from worst-case inputs, time and peak memory;
 #           task_init's per-task work and user_init's per-node work
@@ -12,6 +12,9 @@
 #           ($RDZV_TOPOLOGIES, default $top_srcdir/tests/topo/fixtures),
 #           cold, new process, repeated; per-task row cost; again with
 #           hwloc's libxml2/gl/opencl plugins blacklisted
+#   domains bench/bench-domain: nvlink_domain=block's work (issue 26) for
+#           steps of 1 to 3000 NVL72 racks: srun's domain map and Megatron
+#           group check, a node's parse and place
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
 #           loaded (twice: an A/A control) / loaded with mode=off / mode=torch / torch + an NCCL
@@ -55,7 +58,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo launch layout ttfc fail}
+parts=${BENCH_PARTS:-logic topo domains launch layout ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -373,6 +376,10 @@ if has_part topo; then
 	else
 		say "topo: skipped: no topologies in $topologies (set RDZV_TOPOLOGIES)"
 	fi
+fi
+
+if has_part domains; then
+	"$top_builddir/bench/bench-domain" --csv "$results" || rv=1
 fi
 
 cluster_parts=

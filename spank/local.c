@@ -321,10 +321,25 @@ static int topo_blocks_text(char **text, char *err, size_t errlen)
 #endif
 }
 
+struct name_fill {
+	char **names;
+	uint32_t max, n;
+};
+
+static int name_add(const char *host, void *ctx)
+{
+	struct name_fill *f = ctx;
+
+	if (f->n >= f->max || !(f->names[f->n] = strdup(host)))
+		return 1;
+	f->n++;
+	return 0;
+}
+
 /* The step's ranks by node and its nodes by block, from the layout. */
 static int layout_domains(const slurm_step_layout_t *lay, char *err, size_t errlen)
 {
-	char *text = NULL, host[RDZV_HOST_MAX];
+	char *text = NULL;
 	uint32_t i, j, tpn;
 	int rc;
 
@@ -343,11 +358,20 @@ static int layout_domains(const slurm_step_layout_t *lay, char *err, size_t errl
 	    || !(sd.node_names = calloc(lay->node_cnt, sizeof(char *))))
 		goto oom;
 	tpn = lay->node_cnt ? lay->tasks[0] : 0;
-	for (i = 0; i < lay->node_cnt; i++) {
-		if (rdzv_hostlist_nth(lay->node_list, i, host, sizeof(host), err, errlen) < 0)
+	{
+		struct name_fill f = { sd.node_names, lay->node_cnt, 0 };
+
+		int each = rdzv_hostlist_each(lay->node_list, name_add, &f, err, errlen);
+
+		if (each < 0)
 			goto fail;
-		if (!(sd.node_names[i] = strdup(host)))
-			goto oom;
+		if (each > 0 || f.n != lay->node_cnt) {
+			rdzv_err(err, errlen, "out of memory, or the layout's node list does not "
+			         "name %u nodes", lay->node_cnt);
+			goto fail;
+		}
+	}
+	for (i = 0; i < lay->node_cnt; i++) {
 		if (lay->tasks[i] != tpn)
 			tpn = 0;
 		for (j = 0; j < lay->tasks[i]; j++)

@@ -108,13 +108,125 @@ static int add_domain(struct rdzv_domains *d, const char *name, uint32_t nodes)
 	return 0;
 }
 
+/* The step's node names, hashed (FNV-1a, open addressing). */
+struct host_index {
+	char **names;     /* [n]: node id -> name */
+	uint32_t *slots;  /* [size]: node id + 1, 0 empty */
+	uint32_t n, size;
+};
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void index_free(struct host_index *ix)
+{
+	uint32_t i;
+
+	if (ix->names)
+		for (i = 0; i < ix->n; i++)
+			free(ix->names[i]);
+	free(ix->names);
+	free(ix->slots);
+	memset(ix, 0, sizeof(*ix));
+}
+
+static uint32_t index_find(const struct host_index *ix, const char *host)
+{
+	uint32_t at = hash_name(host) & (ix->size - 1);
+
+	while (ix->slots[at]) {
+		if (strcmp(ix->names[ix->slots[at] - 1], host) == 0)
+			return ix->slots[at] - 1;
+		at = (at + 1) & (ix->size - 1);
+	}
+	return UINT32_MAX;
+}
+
+struct index_fill {
+	struct host_index *ix;
+	char *err;
+	size_t errlen;
+};
+
+static int index_add(const char *host, void *ctx)
+{
+	struct index_fill *f = ctx;
+	struct host_index *ix = f->ix;
+	uint32_t at;
+
+	if (ix->n >= ix->size / 2)
+		return rdzv_err(f->err, f->errlen, "the step's node list names more hosts than "
+		                "it counts");
+	if (index_find(ix, host) != UINT32_MAX)
+		return rdzv_err(f->err, f->errlen, "the step's node list names %s twice", host);
+	if (!(ix->names[ix->n] = strdup(host)))
+		return rdzv_err(f->err, f->errlen, "out of memory");
+	at = hash_name(host) & (ix->size - 1);
+	while (ix->slots[at])
+		at = (at + 1) & (ix->size - 1);
+	ix->slots[at] = ++ix->n;
+	return 0;
+}
+
+static int build_index(const char *list, uint32_t n, struct host_index *ix, char *err,
+                       size_t errlen)
+{
+	struct index_fill f = { ix, err, errlen };
+	char why[256] = "";
+	int rc;
+
+	ix->n = 0;
+	for (ix->size = 16; ix->size < 2 * n; ix->size *= 2)
+		;
+	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t))))
+		return rdzv_err(err, errlen, "out of memory");
+	rc = rdzv_hostlist_each(list, index_add, &f, why, sizeof(why));
+	if (rc == -1 && why[0])
+		return rdzv_err(err, errlen, "the step's node list: %s", why);
+	return rc ? -1 : 0;
+}
+
+/* One block's hosts against the step's index. */
+struct block_walk {
+	const struct host_index *ix;
+	uint32_t *owner;
+	const struct block *b;
+	uint32_t k;
+	char *err;
+	size_t errlen;
+};
+
+static int block_host(const char *host, void *ctx)
+{
+	struct block_walk *w = ctx;
+	uint32_t id = index_find(w->ix, host);
+
+	if (id == UINT32_MAX)
+		return 0; /* not one of the step's nodes */
+	if (w->owner[id] != UINT32_MAX && w->owner[id] != w->k)
+		return rdzv_err(w->err, w->errlen, "node %s is in two topology blocks, %s and %s: "
+		                "its NVLink domain is not one", host, w->b[w->owner[id]].name,
+		                w->b[w->k].name);
+	w->owner[id] = w->k;
+	return 0;
+}
+
 int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
                              struct rdzv_domains *d, char *err, size_t errlen)
 {
 	struct block *b = NULL;
-	size_t nb = 0, i, lineno = 0;
+	struct host_index ix = { NULL, NULL, 0, 0 };
+	uint32_t *owner = NULL;
+	uint64_t hosts = 0;
+	size_t nb = 0, i, k, lineno = 0;
 	const char *p = text;
-	char host[RDZV_HOST_MAX], why[256];
+	char why[256];
 	long nn;
 	uint32_t *used = NULL;
 	int rv = -1;
@@ -176,41 +288,51 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
 		goto oom;
 	for (i = 0; i < nb; i++)
 		used[i] = UINT32_MAX;
-	for (i = 0; i < d->nnodes; i++) {
-		size_t k, found = nb;
-
-		if (rdzv_hostlist_nth(step_nodelist, i, host, sizeof(host), why, sizeof(why)) < 0) {
-			rdzv_err(err, errlen, "the step's node list: %s", why);
+	/* The step's nodes in a hash table (name -> node id); then every host
+	 * of every block is looked up once: O(hosts in blocks + step nodes),
+	 * never the step's nodes times the blocks (18k nodes in 1024 racks took
+	 * 3.9 s that way). */
+	if (build_index(step_nodelist, d->nnodes, &ix, err, errlen) < 0)
+		goto out;
+	if (!(owner = malloc(d->nnodes * sizeof(uint32_t))))
+		goto oom;
+	for (i = 0; i < d->nnodes; i++)
+		owner[i] = UINT32_MAX;
+	for (k = 0; k < nb; k++) {
+		if (!b[k].nodes)
+			continue;
+		if (hosts + b[k].count > RDZV_DOMAIN_HOSTS_MAX) {
+			rdzv_err(err, errlen, "the topology's blocks name more than %u hosts",
+			         RDZV_DOMAIN_HOSTS_MAX);
 			goto out;
 		}
-		for (k = 0; k < nb; k++) {
-			int m = b[k].nodes ? rdzv_hostlist_has(b[k].nodes, host, why, sizeof(why)) : 0;
+		hosts += b[k].count;
+		{
+			struct block_walk w = { &ix, owner, b, (uint32_t)k, err, errlen };
 
-			if (m < 0) {
-				rdzv_err(err, errlen, "block %s: %s", b[k].name, why);
+			why[0] = '\0';
+			if (rdzv_hostlist_each(b[k].nodes, block_host, &w, why, sizeof(why)) != 0) {
+				if (why[0])
+					rdzv_err(err, errlen, "block %s: %s", b[k].name, why);
 				goto out;
 			}
-			if (m == 0)
-				continue;
-			if (found < nb) {
-				rdzv_err(err, errlen, "node %s is in two topology blocks, %s and %s: "
-				         "its NVLink domain is not one", host, b[found].name, b[k].name);
-				goto out;
-			}
-			found = k;
 		}
-		if (found == nb) {
+	}
+	for (i = 0; i < d->nnodes; i++) {
+		uint32_t k2 = owner[i];
+
+		if (k2 == UINT32_MAX) {
 			rdzv_err(err, errlen, "node %s is in no topology block: its NVLink domain is "
 			         "unknown (add it to a BlockName= line of topology.conf, or use "
-			         "nvlink_domain=node)", host);
+			         "nvlink_domain=node)", ix.names[i]);
 			goto out;
 		}
-		if (used[found] == UINT32_MAX) {
-			used[found] = d->ndomains;
-			if (add_domain(d, b[found].name, b[found].count) < 0)
+		if (used[k2] == UINT32_MAX) {
+			used[k2] = d->ndomains;
+			if (add_domain(d, b[k2].name, b[k2].count) < 0)
 				goto oom;
 		}
-		d->node_domain[i] = used[found];
+		d->node_domain[i] = used[k2];
 	}
 	rv = 0;
 	goto out;
@@ -221,6 +343,8 @@ out:
 		free(b[i].nodes);
 	free(b);
 	free(used);
+	free(owner);
+	index_free(&ix);
 	if (rv < 0)
 		rdzv_domains_free(d);
 	return rv;
@@ -249,30 +373,47 @@ int rdzv_domains_format(uint32_t job_id, uint32_t step_id, const struct rdzv_dom
                         char *buf, size_t len)
 {
 	size_t used = 0;
-	uint32_t k, i;
+	uint32_t k, i, *start = NULL, *ids = NULL, *fill = NULL;
+	int rv = -1;
 
 	if (put(buf, len, &used, "%u.%u:", job_id, step_id) < 0)
 		return -1;
+	/* The nodes of each domain in id order (a counting sort): the text in
+	 * O(nodes + domains), never nodes times domains. */
+	if (!(start = calloc((size_t)d->ndomains + 1, sizeof(uint32_t)))
+	    || !(fill = calloc((size_t)d->ndomains + 1, sizeof(uint32_t)))
+	    || !(ids = calloc(d->nnodes ? d->nnodes : 1, sizeof(uint32_t))))
+		goto out;
+	for (i = 0; i < d->nnodes; i++)
+		start[d->node_domain[i] + 1]++;
+	for (k = 0; k < d->ndomains; k++)
+		start[k + 1] += start[k];
+	for (i = 0; i < d->nnodes; i++) {
+		k = d->node_domain[i];
+		ids[start[k] + fill[k]++] = i;
+	}
 	for (k = 0; k < d->ndomains; k++) {
-		int first = 1;
+		uint32_t a = start[k], z = start[k + 1];
 
 		if (put(buf, len, &used, "%s%s=", k ? ";" : "", d->names[k]) < 0)
-			return -1;
-		for (i = 0; i < d->nnodes; i++) {
-			uint32_t e = i;
+			goto out;
+		while (a < z) {
+			uint32_t e = a;
 
-			if (d->node_domain[i] != k)
-				continue;
-			while (e + 1 < d->nnodes && d->node_domain[e + 1] == k)
+			while (e + 1 < z && ids[e + 1] == ids[e] + 1)
 				e++;
-			if (put(buf, len, &used, e > i ? "%s%u-%u" : "%s%u", first ? "" : ",", i,
-			        e) < 0)
-				return -1;
-			first = 0;
-			i = e;
+			if (put(buf, len, &used, e > a ? "%s%u-%u" : "%s%u", a == start[k] ? "" : ",",
+			        ids[a], ids[e]) < 0)
+				goto out;
+			a = e + 1;
 		}
 	}
-	return 0;
+	rv = 0;
+out:
+	free(start);
+	free(fill);
+	free(ids);
+	return rv;
 }
 
 static int read_u32(const char **p, uint32_t *v)

@@ -25,6 +25,7 @@
 #define RDZV_DOMAIN_NAME_MAX 64
 #define RDZV_DOMAINS_TEXT_MAX 98304 /* refused past this, never cut */
 #define RDZV_DOMAIN_NODES_MAX 65536 /* a step of more nodes is refused under block */
+#define RDZV_DOMAIN_HOSTS_MAX 1048576 /* hosts named by all blocks together */
 
 enum rdzv_nvlink_domain {
 	RDZV_NVLINK_NODE = 0,

@@ -269,6 +269,34 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
 /* Whether host h matches the item [i, e) from position i on: literals one
  * for one, a bracket group by one of its values written at the range's
  * width. *steps counts the calls; -1 when they run out. */
+int rdzv_hostlist_each(const char *list, int (*fn)(const char *host, void *ctx), void *ctx,
+                       char *err, size_t errlen)
+{
+	char host[RDZV_HOST_MAX];
+	size_t pos = 0, b, e;
+	int rc;
+
+	if (!list)
+		return rdzv_err(err, errlen, "no host list");
+	if (rdzv_hostlist_count(list, err, errlen) < 0)
+		return -1;
+	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
+		uint64_t cnt, k;
+
+		if (item_count(list, b, e, &cnt, err, errlen) < 0)
+			return -1;
+		for (k = 0; k < cnt; k++) {
+			int r;
+
+			if (item_nth(list, b, e, k, host, sizeof(host), err, errlen) < 0)
+				return -1;
+			if ((r = fn(host, ctx)) != 0)
+				return r;
+		}
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 static int item_match(const char *s, size_t i, size_t e, const char *h, unsigned *steps)
 {
 	size_t close, b, nd, d;

@@ -30,6 +30,15 @@ long rdzv_hostlist_count(const char *list, char *err, size_t errlen);
 int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
                       char *err, size_t errlen);
 
+/* Call fn for every host the expression names, in order, with a host of at
+ * most RDZV_HOST_MAX - 1 bytes: the list is checked once, then each item is
+ * expanded in turn (time proportional to the hosts named times the length
+ * of one item, not to hosts times the expression, as n calls of
+ * rdzv_hostlist_nth would be). fn returns 0 to go on, anything else stops
+ * the walk and is returned. Returns 0, fn's value, or -1 with a reason. */
+int rdzv_hostlist_each(const char *list, int (*fn)(const char *host, void *ctx), void *ctx,
+                       char *err, size_t errlen);
+
 /* Whether the expression names host: 1 yes, 0 no, -1 with a reason in err
  * (malformed, or so ambiguous that the search would run away). Time grows
  * with the expression's length, never with the number of hosts it names. */
