@@ -6,6 +6,7 @@
 #include "config.h"
 #include "tap.h"
 #include "domain.h"
+#include "hostlist.h"
 #include "megatron.h"
 
 #include <stdio.h>
@@ -96,6 +97,37 @@ static void test_blocks(void)
 	   "a trailing separator");
 	ok(rdzv_domains_parse("7.3:b$=0-3", 4, &job, &step, &d, err, sizeof(err)) < 0,
 	   "a name with a shell character");
+}
+
+static int collect(const char *host, void *ctx)
+{
+	char *out = ctx;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s%s", n ? " " : "", host);
+	return 0;
+}
+
+static void test_walk(void)
+{
+	struct rdzv_domains d;
+	char err[512], all[256] = "";
+
+	ok(rdzv_hostlist_each("n[1-2],gb[08-10]-ib,x", collect, all, err, sizeof(err)) == 0,
+	   "a host list walked item by item");
+	is_str(all, "n1 n2 gb08-ib gb09-ib gb10-ib x", "in Slurm's order, padding kept");
+	ok(rdzv_hostlist_each("n[1-", collect, all, err, sizeof(err)) < 0, "a malformed list: %s",
+	   err);
+	/* fragmented node lists, the blocks' and the step's */
+	ok(rdzv_domains_from_blocks("BlockName=r1 BlockIndex=0 Nodes=a1,a3,a5,a7 BlockSize=4\n"
+	                            "BlockName=r2 BlockIndex=1 Nodes=a2,a4,a6,a8 BlockSize=4\n",
+	                            "a[1-8]", &d, err, sizeof(err)) == 0 && d.ndomains == 2
+	   && d.node_domain[0] == d.node_domain[6] && d.node_domain[1] == d.node_domain[7]
+	   && d.node_domain[0] != d.node_domain[1], "interleaved blocks: %s", err);
+	rdzv_domains_free(&d);
+	ok(rdzv_domains_from_blocks("BlockName=r1 BlockIndex=0 Nodes=a[1-2] BlockSize=2\n", "a1,a2,a1",
+	                            &d, err, sizeof(err)) < 0 && strstr(err, "names a1 twice"),
+	   "a step list naming a node twice: %s", err);
 }
 
 static void test_place(void)
@@ -240,6 +272,7 @@ int main(void)
 {
 	test_kinds();
 	test_blocks();
+	test_walk();
 	test_place();
 	test_groups();
 	return done_testing();
