@@ -42,6 +42,7 @@ static struct {
 	uint32_t *rank_node;
 	char **node_names;
 	struct rdzv_megatron_domains md;
+	uint32_t nnodes, ntasks; /* the layout's: rank_node[ntasks], node_names[nnodes] */
 	int known;
 } sd;
 
@@ -121,6 +122,7 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
                             uint32_t ntasks)
 {
 	struct rdzv_step st;
+	struct rdzv_megatron_layout ml;
 	char err[RDZV_ERRLEN], *cmdbuf = NULL, **cmdv = NULL;
 	int rc;
 
@@ -139,7 +141,28 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 	st.envp = environ;
 	st.nvlink_domain = (int)rdzv.conf.nvlink_domain;
 	st.md = sd.known ? &sd.md : NULL;
+	/* nvml: Megatron's groups across nodes are checked when the nodes have
+	 * told srun their domains (domains.c), not here. */
+	st.domain_exchange = rdzv.conf.nvlink_domain == RDZV_NVLINK_NVML && nnodes > 1
+	                     && sd.rank_node && sd.ntasks == ntasks
+	                     && strcmp(mode->name, "megatron") == 0
+	                     && rdzv_megatron_read(st.argc, st.argv, st.envp, &ml, err,
+	                                           sizeof(err)) == 0
+	                     && (ml.tp.n > 1 || ml.cp.n > 1 || ml.ep.n > 1 || ml.etp.n > 1);
 	rc = rdzv_mode_check_step(mode, &st, err, sizeof(err));
+	if (rc >= 0 && st.domain_exchange) {
+		uint32_t job = 0, step = 0;
+		char why[RDZV_ERRLEN];
+
+		if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS
+		    || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS
+		    || rdzv_domains_local_start(job, step, nnodes, ntasks, &ml, &sd.rank_node,
+		                                &sd.node_names, why, sizeof(why)) < 0) {
+			rdzv_err(err, sizeof(err), "nvlink_domain=nvml: %s",
+			         job ? why : "no job or step id");
+			rc = -1;
+		}
+	}
 	free(cmdv);
 	free(cmdbuf);
 	if (rc < 0) {
@@ -247,7 +270,7 @@ static void step_domains_free(void)
 	uint32_t i;
 
 	if (sd.node_names)
-		for (i = 0; i < sd.d.nnodes; i++)
+		for (i = 0; i < sd.nnodes; i++)
 			free(sd.node_names[i]);
 	free(sd.node_names);
 	free(sd.rank_node);
@@ -265,8 +288,7 @@ static int topo_blocks_text(char **text, char *err, size_t errlen)
 	__typeof__(slurm_print_topo_info_msg) *print;
 	__typeof__(slurm_free_topo_info_msg) *release;
 	topo_info_response_msg_t *resp = NULL;
-	const char *cut = getenv("SLURM_TOPO_LEN");
-	char *saved = cut ? strdup(cut) : NULL, *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 	int rc;
@@ -275,36 +297,28 @@ static int topo_blocks_text(char **text, char *err, size_t errlen)
 	*(void **)&load = dlsym(RTLD_DEFAULT, "slurm_load_topo");
 	*(void **)&print = dlsym(RTLD_DEFAULT, "slurm_print_topo_info_msg");
 	*(void **)&release = dlsym(RTLD_DEFAULT, "slurm_free_topo_info_msg");
-	if (!load || !print || !release) {
-		free(saved);
+	if (!load || !print || !release)
 		return rdzv_err(err, errlen, "srun's libslurm has no slurm_load_topo");
-	}
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
 	rc = load(&resp, NULL);
 #else
 	rc = load(&resp);
 #endif
-	if (rc != 0 || !resp) {
-		free(saved);
+	if (rc != 0 || !resp)
 		return rdzv_err(err, errlen, "slurmctld gave no topology (slurm_load_topo: error %d)",
 		                errno);
-	}
 	if (!(f = open_memstream(&buf, &len))) {
 		release(resp);
-		free(saved);
 		return rdzv_err(err, errlen, "out of memory");
 	}
-	/* SLURM_TOPO_LEN (the user's) would cut each printed line. */
-	if (saved)
-		unsetenv("SLURM_TOPO_LEN");
+	/* A user's SLURM_TOPO_LEN cuts each printed line: the reader refuses a
+	 * cut line (no BlockSize=), naming the variable; srun's environment is
+	 * left alone (srun has threads by now). */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
 	print(f, resp, NULL, NULL, 0);
 #else
 	print(f, resp, NULL, 0);
 #endif
-	if (saved)
-		setenv("SLURM_TOPO_LEN", saved, 1);
-	free(saved);
 	release(resp);
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
@@ -343,24 +357,26 @@ static int layout_domains(const slurm_step_layout_t *lay, char *err, size_t errl
 	uint32_t i, j, tpn;
 	int rc;
 
-	if (topo_blocks_text(&text, err, errlen) < 0)
-		return -1;
-	rc = rdzv_domains_from_blocks(text, lay->node_list, &sd.d, err, errlen);
-	free(text);
-	if (rc < 0)
-		return -1;
-	if (sd.d.nnodes != lay->node_cnt) {
-		rdzv_err(err, errlen, "the step layout's node list names %u nodes, not %u",
-		         sd.d.nnodes, lay->node_cnt);
-		goto fail;
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK) {
+		if (topo_blocks_text(&text, err, errlen) < 0)
+			return -1;
+		rc = rdzv_domains_from_blocks(text, lay->node_list, &sd.d, err, errlen);
+		free(text);
+		if (rc < 0)
+			return -1;
+		if (sd.d.nnodes != lay->node_cnt) {
+			rdzv_err(err, errlen, "the step layout's node list names %u nodes, not %u",
+			         sd.d.nnodes, lay->node_cnt);
+			goto fail;
+		}
 	}
 	if (!(sd.rank_node = calloc(lay->task_cnt ? lay->task_cnt : 1, sizeof(uint32_t)))
 	    || !(sd.node_names = calloc(lay->node_cnt, sizeof(char *))))
 		goto oom;
+	sd.nnodes = lay->node_cnt;
 	tpn = lay->node_cnt ? lay->tasks[0] : 0;
 	{
 		struct name_fill f = { sd.node_names, lay->node_cnt, 0 };
-
 		int each = rdzv_hostlist_each(lay->node_list, name_add, &f, err, errlen);
 
 		if (each < 0)
@@ -378,9 +394,13 @@ static int layout_domains(const slurm_step_layout_t *lay, char *err, size_t errl
 			if (lay->tids[i][j] < lay->task_cnt) /* checked by nodeorder.c */
 				sd.rank_node[lay->tids[i][j]] = i;
 	}
+	sd.ntasks = lay->task_cnt;
+	if (rdzv.conf.nvlink_domain != RDZV_NVLINK_BLOCK)
+		return 0; /* nvml: the nodes' answers come later (domains.c) */
 	sd.md.d = &sd.d;
 	sd.md.rank_node = sd.rank_node;
 	sd.md.node_names = sd.node_names;
+	sd.md.ntasks = sd.ntasks;
 	sd.md.source = "nvlink_domain=block: Slurm's topology blocks";
 	sd.md.tasks_per_node = tpn;
 	for (i = 0; i < sd.d.ndomains; i++)
@@ -442,7 +462,7 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
 	/* NVLink domains (issue 26): a second look-up, of the topology, only
 	 * where the site said nvlink_domain=block; its failure refuses the step
 	 * (a map guessed wrong would let groups cross racks). */
-	if (rc == 0 && rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && lay->node_cnt > 0
+	if (rc == 0 && rdzv.conf.nvlink_domain != RDZV_NVLINK_NODE && lay->node_cnt > 0
 	    && layout_domains(lay, domain_err, domain_errlen) < 0)
 		*domain_failed = 1;
 	put(lay);
@@ -505,7 +525,8 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	                  &domain_failed, derr, sizeof(derr), why, sizeof(why));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (domain_failed) {
-		rdzv_err(err, sizeof(err), "nvlink_domain=block: %s", derr);
+		rdzv_err(err, sizeof(err), "nvlink_domain=%s: %s",
+		         rdzv_nvlink_domain_name(rdzv.conf.nvlink_domain), derr);
 		goto fail;
 	}
 	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && rc < 0) {

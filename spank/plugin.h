@@ -72,6 +72,18 @@ uint64_t rdzv_make_nonce(void);
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
                         size_t errlen);
 
+/* domains.c: nvlink_domain=nvml across nodes (issue 26). srun: listen for
+ * the nodes' domains and answer with the verdict on Megatron's groups
+ * (rank_node and node_names are taken over); nodes: tell srun and wait. */
+struct rdzv_megatron_layout;
+struct rdzv_step;
+int rdzv_domains_local_start(uint32_t job, uint32_t step, uint32_t nnodes, uint32_t ntasks,
+                             const struct rdzv_megatron_layout *l, uint32_t **rank_node,
+                             char ***node_names, char *err, size_t errlen);
+void rdzv_domains_local_exit(void);
+int rdzv_domains_node_ask(spank_t sp, const struct rdzv_step *st, const char *node, char *err,
+                          size_t errlen);
+
 /* remote.c: slurmstepd */
 int rdzv_remote_user_init(spank_t sp);
 int rdzv_remote_task_init(spank_t sp);

@@ -123,6 +123,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
 	} else if (spank_context() == S_CTX_LOCAL) {
+		rdzv_domains_local_exit(); /* nvlink_domain=nvml's listener (issue 26) */
 		rdzv_hang_local_exit(); /* its verdict goes into the failure line */
 		rdzv_failure_local_exit();
 	}

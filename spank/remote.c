@@ -485,7 +485,10 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK
 	    && read_domains(sp, st, rc > 0 && plan.order_known ? plan.order : "", err, errlen) < 0)
 		goto fail;
-	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_NVML && read_nvml_domain(st, err, errlen) < 0)
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_NVML
+	    && (read_nvml_domain(st, err, errlen) < 0
+	        || rdzv_domains_node_ask(sp, st, rdzv.nodename[0] ? rdzv.nodename : "?", err,
+	                                 errlen) < 0))
 		goto fail;
 	/* The node that runs task 0 knows it: if the step's rank 0 was placed
 	 * elsewhere (a node order guessed from the node list, where Slurm 26.05

@@ -145,4 +145,26 @@ like "$out" "nvlink_domain=nvml: node n2: .*GPU 0 \(00000000:1B:00.0\) cluster $
 	"nvlink_domain=nvml: two cliques on one node refuse the step, both GPUs named"
 nolaunch_on n2 "... and no task ran on n2"
 healthy
+
+# Megatron's groups across nodes under nvml: each node tells srun its clique
+# before its tasks start; srun checks the groups and answers every node.
+mega=(bash -c 'touch "$0.$SLURMD_NODENAME"' "$marker" --tensor-model-parallel-size)
+run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
+is "$rc" 0 "nvml, one clique on both nodes: TP=4 across them runs"
+ok "$([ -e "$marker.n1" ] && [ -e "$marker.n2" ]; echo $?)" "... tasks ran on n1 and n2"
+rm -f "$marker".*
+{
+	echo "log $T/inits.log"
+	echo "gpu GPU-n2-0 00000000:1B:00.0 3 $A 8 completed 0 0x1aa 1"
+	echo "gpu GPU-n2-1 00000000:2B:00.0 3 $A 8 completed 0 0x1aa 1"
+} > "$T/n2/nvml-double.txt"
+run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
+ok "$(not0 "$rc")" "nvml, n1 in clique 7 and n2 in clique 8: TP=4 across them is refused (rc $rc)"
+like "$out" "TP=4 \(--tensor-model-parallel-size\): the group of ranks 0-3 would span NVLink domains $A.7 \(ranks 0-1 on n1\) and $A.8 \(ranks 2-3 on n2\)" \
+	"... srun names the ranks, the nodes and both cliques"
+ok "$([ ! -e "$marker.n1" ] && [ ! -e "$marker.n2" ]; echo $?)" "... and no task ran on either node (both waited for srun's verdict)"
+rm -f "$marker".*
+run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 2
+is "$rc" 0 "nvml, two cliques: TP=2 (each group on one node) runs"
+healthy
 done_testing

@@ -19,7 +19,8 @@ struct nvml_fabric_v1 {
 	unsigned char cluster_uuid[16];
 	nvml_ret status;
 	unsigned clique_id;
-	unsigned state;
+	unsigned char state; /* nvmlGpuFabricState_t: unsigned char */
+	unsigned char pad_[3];
 };
 
 /* nvmlGpuFabricInfo_v2_t */
@@ -28,7 +29,8 @@ struct nvml_fabric_v2 {
 	unsigned char cluster_uuid[16];
 	nvml_ret status;
 	unsigned clique_id;
-	unsigned state;
+	unsigned char state;
+	unsigned char pad_[3];
 	unsigned health_mask;
 };
 
@@ -38,7 +40,8 @@ struct nvml_fabric_v3 {
 	unsigned char cluster_uuid[16];
 	nvml_ret status;
 	unsigned clique_id;
-	unsigned state;
+	unsigned char state;
+	unsigned char pad_[3];
 	unsigned health_mask;
 	unsigned char health_summary;
 };
@@ -369,9 +372,24 @@ static int is_read(const struct rdzv_fabric_gpu *g)
 	return !g->skipped;
 }
 
+static int zero_uuid(const unsigned char u[16])
+{
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+/* In a multi-node NVLink fabric: read, supported, registered without a
+ * failure status, and a cluster UUID that is not all zeros (single-node
+ * NVSwitch systems report a completed state with a zero UUID; NCCL reads
+ * that as no multi-node fabric). */
 static int in_fabric(const struct rdzv_fabric_gpu *g)
 {
-	return g->query_rc == 0 && g->state != RDZV_FABRIC_NOT_SUPPORTED;
+	return g->query_rc == 0 && g->state != RDZV_FABRIC_NOT_SUPPORTED && g->status == 0
+	       && !zero_uuid(g->cluster);
 }
 
 static void append(char *buf, size_t len, size_t *off, const char *fmt, ...) RDZV_PRINTF(4, 5);
@@ -395,7 +413,7 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
 	const struct rdzv_fabric_gpu *first = NULL;
 	char name[160], uuid[RDZV_FABRIC_UUID_TEXT];
 	size_t off = 0;
-	unsigned i, nin = 0, nout = 0;
+	unsigned i, nout = 0;
 	int mixed = 0;
 
 	for (i = 0; i < f->n; i++) {
@@ -407,7 +425,6 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
 			nout++;
 			continue;
 		}
-		nin++;
 		if (!first)
 			first = g;
 		else if (memcmp(first->cluster, g->cluster, 16) != 0 || first->clique != g->clique)
@@ -433,7 +450,9 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
 		rdzv_fabric_gpu_name(g, name, sizeof(name));
 		if (!in_fabric(g)) {
 			append(err, errlen, &off, " %s no fabric (%s);", name,
-			       g->query_rc ? rdzv_nvml_error_name(g->query_rc) : "state not supported");
+			       g->query_rc ? rdzv_nvml_error_name(g->query_rc)
+			       : g->state == RDZV_FABRIC_NOT_SUPPORTED ? "state not supported"
+			       : g->status ? "registration failed" : "zero cluster UUID");
 			continue;
 		}
 		rdzv_fabric_uuid_text(g->cluster, uuid, sizeof(uuid));
@@ -483,6 +502,11 @@ int rdzv_fabric_mnnvl_ready(const struct rdzv_fabric *f, char *err, size_t errle
 		if (g->status != 0) {
 			append(err, errlen, &off, "%s%s: fabric registration failed (status: %s)",
 			       bad++ ? "; " : "", name, rdzv_nvml_error_name(g->status));
+			continue;
+		}
+		if (zero_uuid(g->cluster)) {
+			append(err, errlen, &off, "%s%s: cluster UUID is zero: not a multi-node NVLink "
+			       "system (a single-node NVSwitch fabric)", bad++ ? "; " : "", name);
 			continue;
 		}
 		if (g->have_health && rdzv_fabric_health_faults(g->health_mask, g->have_summary,

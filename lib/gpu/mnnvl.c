@@ -79,6 +79,15 @@ int rdzv_imex_channels(const char *root, char *list, size_t len, char *err, size
 				         : S_ISCHR(st.st_mode) ? "not named channelN" : "not a device");
 			continue;
 		}
+		/* Only channels the job's user can open (this hook runs with the
+		 * user's effective ids): another job's channel is not ours to hand
+		 * on. */
+		if (faccessat(dirfd(dir), de->d_name, R_OK | W_OK, AT_EACCESS) != 0) {
+			if (!other[0])
+				snprintf(other, sizeof(other), "%.64s is not open to the job's user",
+				         de->d_name);
+			continue;
+		}
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
 			unsigned *nv = realloc(nums, ncap * sizeof(*nv));
@@ -99,18 +108,21 @@ int rdzv_imex_channels(const char *root, char *list, size_t len, char *err, size
 		goto fail;
 	}
 	qsort(nums, n, sizeof(*nums), cmp_uint);
+	/* Listed one by one, never "all" (which would widen what a container
+	 * sees to channels this job was not given); at most RDZV_IMEX_LIST_MAX. */
 	if (n > RDZV_IMEX_LIST_MAX) {
-		snprintf(list, len, "all");
-	} else {
-		for (i = 0; i < n && off < len; i++) {
-			int k = snprintf(list + off, len - off, "%s%u", i ? "," : "", nums[i]);
+		rdzv_err(err, errlen, "%s holds %zu channels open to the job's user, more than the "
+		         "%u one job is given", path, n, RDZV_IMEX_LIST_MAX);
+		goto fail;
+	}
+	for (i = 0; i < n && off < len; i++) {
+		int k = snprintf(list + off, len - off, "%s%u", i ? "," : "", nums[i]);
 
-			if (k < 0 || (size_t)k >= len - off) {
-				rdzv_err(err, errlen, "IMEX channel list longer than %zu bytes", len);
-				goto fail;
-			}
-			off += (size_t)k;
+		if (k < 0 || (size_t)k >= len - off) {
+			rdzv_err(err, errlen, "IMEX channel list longer than %zu bytes", len);
+			goto fail;
 		}
+		off += (size_t)k;
 	}
 	rv = (int)(n > 1000000 ? 1000000 : n);
 fail:

@@ -18,15 +18,16 @@
 #include <stddef.h>
 
 #define RDZV_IMEX_DIR "/dev/nvidia-caps-imex-channels"
-#define RDZV_IMEX_LIST_MAX 32 /* channels listed; more are exported as "all" */
+#define RDZV_IMEX_LIST_MAX 32 /* channels one job may be handed; more is refused */
 
 /* The IMEX channels under root (a prefix of /dev for fixture trees, as
  * identity_root=; NULL or "" for "/"): entries channelN of
- * root/dev/nvidia-caps-imex-channels that are character devices. list gets
- * them in ascending order, comma separated ("0", "0,5"), or "all" when
- * there are more than RDZV_IMEX_LIST_MAX. Returns how many (>= 1), or -1
- * with the reason naming the path: no directory, or no channelN character
- * device in it (with what is there instead). */
+ * root/dev/nvidia-caps-imex-channels that are character devices the job's
+ * user may open (read and write, by the caller's effective ids). list gets
+ * them in ascending order, comma separated ("0", "0,5"); more than
+ * RDZV_IMEX_LIST_MAX is refused, never widened to "all". Returns how many
+ * (>= 1), or -1 with the reason naming the path: no directory, or no usable
+ * channelN character device in it (with what is there instead). */
 int rdzv_imex_channels(const char *root, char *list, size_t len, char *err, size_t errlen);
 
 struct rdzv_mnnvl_result {

@@ -112,7 +112,7 @@ static int add_domain(struct rdzv_domains *d, const char *name, uint32_t nodes)
 struct host_index {
 	char **names;     /* [n]: node id -> name */
 	uint32_t *slots;  /* [size]: node id + 1, 0 empty */
-	uint32_t n, size;
+	uint32_t n, cap, size; /* names used, names allocated, slots */
 };
 
 static uint32_t hash_name(const char *s)
@@ -160,7 +160,7 @@ static int index_add(const char *host, void *ctx)
 	struct host_index *ix = f->ix;
 	uint32_t at;
 
-	if (ix->n >= ix->size / 2)
+	if (ix->n >= ix->cap)
 		return rdzv_err(f->err, f->errlen, "the step's node list names more hosts than "
 		                "it counts");
 	if (index_find(ix, host) != UINT32_MAX)
@@ -182,6 +182,7 @@ static int build_index(const char *list, uint32_t n, struct host_index *ix, char
 	int rc;
 
 	ix->n = 0;
+	ix->cap = n;
 	for (ix->size = 16; ix->size < 2 * n; ix->size *= 2)
 		;
 	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t))))
@@ -221,7 +222,7 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
                              struct rdzv_domains *d, char *err, size_t errlen)
 {
 	struct block *b = NULL;
-	struct host_index ix = { NULL, NULL, 0, 0 };
+	struct host_index ix = { NULL, NULL, 0, 0, 0 };
 	uint32_t *owner = NULL;
 	uint64_t hosts = 0;
 	size_t nb = 0, i, k, lineno = 0;
@@ -246,6 +247,11 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
 				         "is empty, too long or has characters other than letters, "
 				         "digits, '.', '_' and '-'", (int)(vlen > 64 ? 64 : vlen), val,
 				         lineno);
+				goto out;
+			}
+			if (!token(p, len, "BlockSize", &nodes, &nlen)) {
+				rdzv_err(err, errlen, "line %zu of Slurm's topology print ends before "
+				         "BlockSize= (cut: is SLURM_TOPO_LEN set?): '%.64s'", lineno, p);
 				goto out;
 			}
 			if (!(nbk = realloc(b, (nb + 1) * sizeof(*b))))
@@ -454,6 +460,16 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 			goto bad;
 		memcpy(name, p, n);
 		name[n] = '\0';
+		{
+			uint32_t k;
+
+			for (k = 0; k < d->ndomains; k++) /* few domains: a node list per name */
+				if (strcmp(d->names[k], name) == 0) {
+					rdzv_err(err, errlen, "%s names domain %s twice",
+					         RDZV_STEP_DOMAINS_VAR, name);
+					goto fail;
+				}
+		}
 		if (add_domain(d, name, 0) < 0)
 			goto oom;
 		p += n + 1;
@@ -512,35 +528,111 @@ fail:
 	return -1;
 }
 
+/* Every node's place in rank order from an order text ("" = list order),
+ * in one pass: pos[node id] = place. Each id once and in range. */
+static int order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char *err,
+                           size_t errlen)
+{
+	const char *p = order;
+	uint32_t i, at = 0;
+
+	if (!*order) {
+		for (i = 0; i < nnodes; i++)
+			pos[i] = i;
+		return 0;
+	}
+	for (i = 0; i < nnodes; i++)
+		pos[i] = UINT32_MAX;
+	for (;;) {
+		uint32_t a, b, v;
+
+		if (read_u32(&p, &a) < 0)
+			goto bad;
+		b = a;
+		if (*p == '-') {
+			p++;
+			if (read_u32(&p, &b) < 0 || b <= a)
+				goto bad;
+		}
+		if (b >= nnodes)
+			goto bad;
+		for (v = a;; v++) {
+			if (pos[v] != UINT32_MAX)
+				goto bad;
+			pos[v] = at++;
+			if (v == b)
+				break;
+		}
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			goto bad;
+	}
+	if (at != nnodes)
+		goto bad;
+	return 0;
+bad:
+	return rdzv_err(err, errlen, "node order '%.64s' is not the step's %u nodes each once",
+	                order, nnodes);
+}
+
 int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char *order,
                       const char *tpn, uint32_t *size, uint32_t *base, uint32_t *nodes,
                       char *err, size_t errlen)
 {
-	uint32_t me, mypos, j;
+	uint32_t me, j, *pos;
+	const char *t = tpn;
+	uint64_t sum = 0;
+	int rv = -1;
 
 	if (node_id >= d->nnodes)
 		return rdzv_err(err, errlen, "node %u is not one of the map's %u nodes", node_id,
 		                d->nnodes);
 	if (!tpn)
 		return rdzv_err(err, errlen, "no tasks per node");
+	if (!(pos = malloc(d->nnodes * sizeof(uint32_t))))
+		return rdzv_err(err, errlen, "out of memory");
+	if (order_positions(order ? order : "", d->nnodes, pos, err, errlen) < 0)
+		goto out;
 	me = d->node_domain[node_id];
-	if (rdzv_order_position(order ? order : "", d->nnodes, node_id, &mypos, err, errlen) < 0)
-		return -1;
 	*size = *base = *nodes = 0;
-	for (j = 0; j < d->nnodes; j++) {
-		uint32_t t, pos;
+	/* Slurm's "N(xM),..." walked once, node by node. */
+	j = 0;
+	while (*t && j < d->nnodes) {
+		uint64_t v, m = 1, r;
+		size_t n = strspn(t, "0123456789");
 
-		if (d->node_domain[j] != me)
-			continue;
-		if (rdzv_tpn_tasks_on(tpn, j, &t, err, errlen) < 0
-		    || rdzv_order_position(order ? order : "", d->nnodes, j, &pos, err, errlen) < 0)
-			return -1;
-		*size += t;
-		(*nodes)++;
-		if (pos < mypos)
-			*base += t;
+		if (rdzv_parse_u64n(t, n, 0, UINT32_MAX, &v) < 0)
+			goto badtpn;
+		t += n;
+		if (t[0] == '(' && t[1] == 'x') {
+			n = strspn(t + 2, "0123456789");
+			if (rdzv_parse_u64n(t + 2, n, 1, UINT32_MAX, &m) < 0 || t[2 + n] != ')')
+				goto badtpn;
+			t += 3 + n;
+		}
+		if (*t == ',')
+			t++;
+		for (r = 0; r < m && j < d->nnodes; r++, j++) {
+			if (d->node_domain[j] != me)
+				continue;
+			sum += v;
+			(*nodes)++;
+			if (pos[j] < pos[node_id])
+				*base += (uint32_t)v;
+		}
 	}
-	return 0;
+	if (j < d->nnodes || *t || sum > UINT32_MAX)
+		goto badtpn;
+	*size = (uint32_t)sum;
+	rv = 0;
+	goto out;
+badtpn:
+	rdzv_err(err, errlen, "tasks per node '%.64s' does not describe the step's %u nodes", tpn,
+	         d->nnodes);
+out:
+	free(pos);
+	return rv;
 }
 
 /* "0-3" or "0, 2, 4, 6" (at most 6 listed) of the members of a group in
@@ -664,4 +756,135 @@ int rdzv_domain_check_groups(const struct rdzv_domains *d, uint32_t ntasks,
 		                msg, more ? " and more" : "");
 	}
 	return 0;
+}
+
+/* ---- nvlink_domain=nvml: the nodes' reports and srun's verdict ---- */
+
+int rdzv_domain_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
+                               char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%u.%u:%u:%016llx", job, step, port, (unsigned long long)nonce);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static int read_hex64(const char **p, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+	int i;
+
+	for (i = 0; i < 16; i++, q++) {
+		char c = *q;
+
+		x <<= 4;
+		if (c >= '0' && c <= '9')
+			x |= (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x |= (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	*v = x;
+	*p = q;
+	return 0;
+}
+
+int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
+                              uint64_t *nonce)
+{
+	const char *p = s;
+	uint32_t pt;
+
+	if (!s || read_u32(&p, job) < 0 || *p++ != '.' || read_u32(&p, step) < 0 || *p++ != ':'
+	    || read_u32(&p, &pt) < 0 || pt == 0 || pt > 65535 || *p++ != ':'
+	    || read_hex64(&p, nonce) < 0 || *p)
+		return -1;
+	*port = (uint16_t)pt;
+	return 0;
+}
+
+int rdzv_domain_report_format(const struct rdzv_domain_report *r, char *buf, size_t len)
+{
+	int n;
+
+	if (r->name[0] && !name_ok(r->name, strlen(r->name)))
+		return -1;
+	n = snprintf(buf, len, "RDZVD1 DOMAIN %u.%u %016llx %u %s", r->job_id, r->step_id,
+	             (unsigned long long)r->nonce, r->node_id, r->name[0] ? r->name : "-");
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_domain_report_parse(const char *buf, size_t n, struct rdzv_domain_report *r)
+{
+	char text[RDZV_DOMAIN_DGRAM_MAX + 1];
+	const char *p = text;
+	size_t nl;
+
+	if (n == 0 || n > RDZV_DOMAIN_DGRAM_MAX || memchr(buf, '\0', n))
+		return -1;
+	memcpy(text, buf, n);
+	text[n] = '\0';
+	memset(r, 0, sizeof(*r));
+	if (strncmp(p, "RDZVD1 DOMAIN ", 14) != 0)
+		return -1;
+	p += 14;
+	if (read_u32(&p, &r->job_id) < 0 || *p++ != '.' || read_u32(&p, &r->step_id) < 0
+	    || *p++ != ' ' || read_hex64(&p, &r->nonce) < 0 || *p++ != ' '
+	    || read_u32(&p, &r->node_id) < 0 || *p++ != ' ')
+		return -1;
+	nl = strlen(p);
+	if (nl == 1 && *p == '-')
+		return 0;
+	if (!name_ok(p, nl))
+		return -1;
+	memcpy(r->name, p, nl + 1);
+	return 0;
+}
+
+int rdzv_domain_verdict_format(uint32_t job, uint32_t step, uint64_t nonce, int ok,
+                               const char *msg, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "RDZVD1 %s %u.%u %016llx%s", ok ? "OK" : "REFUSE", job, step,
+	                 (unsigned long long)nonce, ok ? "" : "\n");
+	size_t used;
+
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	used = (size_t)n;
+	if (!ok && msg) /* the message, cut to the datagram's room */
+		snprintf(buf + used, len - used, "%s", msg);
+	return 0;
+}
+
+int rdzv_domain_verdict_parse(const char *buf, size_t n, uint32_t job, uint32_t step,
+                              uint64_t nonce, char *msg, size_t msglen)
+{
+	char head[96];
+	const char *nl;
+	size_t hl;
+	int ok;
+
+	if (n == 0 || n > RDZV_DOMAIN_DGRAM_MAX || memchr(buf, '\0', n))
+		return -1;
+	nl = memchr(buf, '\n', n);
+	hl = nl ? (size_t)(nl - buf) : n;
+	ok = snprintf(head, sizeof(head), "RDZVD1 OK %u.%u %016llx", job, step,
+	              (unsigned long long)nonce);
+	if (ok > 0 && hl == (size_t)ok && !nl && memcmp(buf, head, hl) == 0)
+		return 1;
+	ok = snprintf(head, sizeof(head), "RDZVD1 REFUSE %u.%u %016llx", job, step,
+	              (unsigned long long)nonce);
+	if (ok > 0 && hl == (size_t)ok && nl && memcmp(buf, head, hl) == 0) {
+		size_t ml = n - hl - 1;
+
+		if (msglen) {
+			if (ml >= msglen)
+				ml = msglen - 1;
+			memcpy(msg, nl + 1, ml);
+			msg[ml] = '\0';
+		}
+		return 0;
+	}
+	return -1;
 }

@@ -92,4 +92,34 @@ int rdzv_domain_check_groups(const struct rdzv_domains *d, uint32_t ntasks,
                              uint64_t stride, uint64_t n, const char *what, char *err,
                              size_t errlen);
 
+/* nvlink_domain=nvml across nodes: srun cannot see other nodes' GPUs, so
+ * each node tells srun its domain before its tasks start and waits for
+ * srun's verdict on the step's groups (only for a step whose Megatron groups
+ * may cross nodes). srun exports RDZV_DOMAIN_ASK="JOB.STEP:PORT:NONCE"
+ * (a datagram port of srun's, a random 64-bit nonce in hex); a node sends
+ *   "RDZVD1 DOMAIN JOB.STEP NONCE NODEID NAME"   (NAME "-": no fabric)
+ * to SLURM_SRUN_COMM_HOST:PORT, again every half second until srun answers
+ *   "RDZVD1 OK JOB.STEP NONCE" or "RDZVD1 REFUSE JOB.STEP NONCE\nMESSAGE". */
+#define RDZV_DOMAIN_ASK_VAR "RDZV_DOMAIN_ASK"
+#define RDZV_DOMAIN_DGRAM_MAX 2048
+
+struct rdzv_domain_report {
+	uint32_t job_id, step_id, node_id;
+	uint64_t nonce;
+	char name[RDZV_DOMAIN_NAME_MAX]; /* "" when the node has no fabric */
+};
+
+int rdzv_domain_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
+                               char *buf, size_t len);
+int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
+                              uint64_t *nonce);
+int rdzv_domain_report_format(const struct rdzv_domain_report *r, char *buf, size_t len);
+int rdzv_domain_report_parse(const char *buf, size_t n, struct rdzv_domain_report *r);
+/* ok: 1 OK, 0 REFUSE with msg (cut to what fits a datagram). */
+int rdzv_domain_verdict_format(uint32_t job, uint32_t step, uint64_t nonce, int ok,
+                               const char *msg, char *buf, size_t len);
+/* Returns 1 (OK), 0 (REFUSE, msg written) or -1 (not a verdict of this step). */
+int rdzv_domain_verdict_parse(const char *buf, size_t n, uint32_t job, uint32_t step,
+                              uint64_t nonce, char *msg, size_t msglen);
+
 #endif

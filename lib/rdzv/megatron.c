@@ -292,6 +292,9 @@ int rdzv_megatron_check_domains(const struct rdzv_megatron_layout *l, uint32_t n
 
 	if (!md || !md->d || !md->rank_node)
 		return 0;
+	if (md->ntasks != ntasks)
+		return rdzv_err(err, errlen, "the step layout has %u tasks, the step %u: its NVLink "
+		                "domains cannot be checked", md->ntasks, ntasks);
 	for (i = 0; i < 4; i++) {
 		uint64_t span = g[i].stride * g[i].n;
 

@@ -68,6 +68,7 @@ struct rdzv_domains;
 struct rdzv_megatron_domains {
 	const struct rdzv_domains *d;
 	const uint32_t *rank_node;   /* [ntasks]: each rank's node id */
+	uint32_t ntasks;             /* rank_node's length: the layout's task count */
 	char *const *node_names;     /* [nnodes] */
 	const char *source;          /* how domains were found, for messages */
 	uint32_t tasks_per_node;     /* when every node has as many; 0 uneven */

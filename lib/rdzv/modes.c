@@ -24,6 +24,7 @@
 #include "modes.h"
 #include "argscan.h"
 #include "frameworks.h" /* lightning, launcher checks (issue 22) */
+#include "domain.h"
 #include "megatron.h"
 #include "util.h"
 
@@ -246,7 +247,8 @@ static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
 	/* NVLink beyond the node (issue 26): groups are checked by domain where
 	 * the step's layout and domains are known (srun), only the sizes on
 	 * the nodes. */
-	p.by_domain = s->nvlink_domain != 0;
+	p.by_domain = s->nvlink_domain == RDZV_NVLINK_BLOCK
+	              || (s->nvlink_domain == RDZV_NVLINK_NVML && (s->domain[0] || s->domain_exchange));
 	if (rdzv_megatron_check(&l, &p, msg, sizeof(msg)) < 0)
 		return rdzv_err(err, errlen, "--rdzv=megatron layout check: %s", msg);
 	if (s->md && rdzv_megatron_check_domains(&l, s->ntasks, s->md, msg, sizeof(msg)) < 0)

@@ -47,6 +47,8 @@ struct rdzv_step {
 	 * md, the step's ranks by domain, for the whole-step check; NULL
 	 * otherwise. */
 	int nvlink_domain;
+	int domain_exchange;    /* srun, nvml: the nodes will report their domains
+	                         * and srun checks the groups then (spank/domains.c) */
 	char domain[64];
 	uint32_t domain_size, domain_base, domain_nodes;
 	const struct rdzv_megatron_domains *md;

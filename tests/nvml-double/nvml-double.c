@@ -36,22 +36,29 @@ enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3,
 
 struct nvml_device; /* the handle is a pointer to one of these */
 
+/* nvml.h's layouts: the state is an unsigned char (nvmlGpuFabricState_t)
+ * followed by padding, which the double fills with junk. */
 struct fabric_v1 {
 	unsigned char cluster[16];
 	int status;
-	unsigned clique, state;
+	unsigned clique;
+	unsigned char state, pad[3];
 };
 struct fabric_v2 {
 	unsigned version;
 	unsigned char cluster[16];
 	int status;
-	unsigned clique, state, health;
+	unsigned clique;
+	unsigned char state, pad[3];
+	unsigned health;
 };
 struct fabric_v3 {
 	unsigned version;
 	unsigned char cluster[16];
 	int status;
-	unsigned clique, state, health;
+	unsigned clique;
+	unsigned char state, pad[3];
+	unsigned health;
 	unsigned char summary;
 };
 struct pci_info {
@@ -294,7 +301,8 @@ int nvmlDeviceGetGpuFabricInfo(struct nvml_device *dev, struct fabric_v1 *info)
 	memcpy(info->cluster, g->cluster, 16);
 	info->status = g->status;
 	info->clique = g->clique;
-	info->state = g->state;
+	info->state = (unsigned char)g->state;
+	memset(info->pad, 0xa5, sizeof(info->pad));
 	return OK;
 }
 
@@ -318,7 +326,8 @@ int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info)
 		memcpy(v->cluster, g->cluster, 16);
 		v->status = g->status;
 		v->clique = g->clique;
-		v->state = g->state;
+		v->state = (unsigned char)g->state;
+		memset(v->pad, 0xa5, sizeof(v->pad));
 		v->health = g->health;
 		v->summary = (unsigned char)g->summary;
 		return OK;
@@ -329,7 +338,8 @@ int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info)
 		memcpy(v->cluster, g->cluster, 16);
 		v->status = g->status;
 		v->clique = g->clique;
-		v->state = g->state;
+		v->state = (unsigned char)g->state;
+		memset(v->pad, 0xa5, sizeof(v->pad));
 		v->health = g->health;
 		return OK;
 	}

@@ -83,6 +83,11 @@ static void test_blocks(void)
 	                            err, sizeof(err)) < 0 && strstr(err, "block b1"),
 	   "a malformed Nodes= is named: %s", err);
 
+	ok(rdzv_domains_from_blocks("BlockName=b1 BlockIndex=0 Nodes=n[1,3] Bl\n", "n1", &d, err,
+	                            sizeof(err)) < 0 && strstr(err, "SLURM_TOPO_LEN"),
+	   "a print cut by SLURM_TOPO_LEN is refused, named: %s", err);
+	ok(rdzv_domains_parse("7.3:b1=0,2;b1=1,3", 4, &job, &step, &d, err, sizeof(err)) < 0
+	   && strstr(err, "names domain b1 twice"), "a domain named twice: %s", err);
 	ok(rdzv_domains_parse("7.3:b1=0,2", 4, &job, &step, &d, err, sizeof(err)) < 0
 	   && strstr(err, "leaves 2 of the step's 4 nodes"), "a node left out: %s", err);
 	ok(rdzv_domains_parse("7.3:b1=0-2;b2=2-3", 4, &job, &step, &d, err, sizeof(err)) < 0
@@ -148,6 +153,9 @@ static void test_place(void)
 	ok(rdzv_domain_place(&d, 3, "", "1,2,3,4", &size, &base, &nodes, err, sizeof(err)) == 0
 	   && size == 6 && base == 2, "list order, uneven tasks: n4 after n2 in b2 (%u %u)", size,
 	   base);
+	ok(rdzv_domain_place(&d, 2, "0,2,1", "2(x4)", &size, &base, &nodes, err, sizeof(err)) < 0
+	   && rdzv_domain_place(&d, 2, "0,2,2,3", "2(x4)", &size, &base, &nodes, err,
+	                        sizeof(err)) < 0, "an order missing a node, or naming one twice");
 	ok(rdzv_domain_place(&d, 4, "", "2(x4)", &size, &base, &nodes, err, sizeof(err)) < 0,
 	   "a node outside the map");
 	ok(rdzv_domain_place(&d, 1, "", "2(x3)", &size, &base, &nodes, err, sizeof(err)) < 0,
@@ -206,6 +214,7 @@ static void test_groups(void)
 	md.rank_node = rank_node;
 	md.node_names = names;
 	md.source = "test blocks";
+	md.ntasks = 8;
 	md.tasks_per_node = 2;
 	md.max_domain_nodes = 2;
 	lay(rank_node, topo_order, 4, 2);

@@ -243,6 +243,25 @@ static void test_domain(void)
 	   && strstr(err, "GPU 1 (00000000:2B:00.0) cluster " UUID_A " clique 7, state in progress"),
 	   "a GPU still registering makes the domain unknown, named (%s)", err);
 
+	/* HGX/DGX H100 with a fabric manager: completed, but a zero cluster UUID
+	 * (a single-node NVSwitch fabric): no multi-node domain, not MNNVL-ready */
+	ok(read_with(lib, "gpu GPU-1 00000000:1B:00.0 3 00000000-0000-0000-0000-000000000000 0 "
+	             "completed 0 0x1aa 1\n"
+	             "gpu GPU-2 00000000:2B:00.0 3 00000000-0000-0000-0000-000000000000 0 "
+	             "completed 0 0x1aa 1\n", &f, err, sizeof(err)) == 0
+	   && rdzv_fabric_domain(&f, cl, &clique, err, sizeof(err)) == 0,
+	   "a zero cluster UUID is no multi-node domain");
+	ok(rdzv_fabric_mnnvl_ready(&f, err, sizeof(err)) < 0
+	   && strstr(err, "GPU 0 (00000000:1B:00.0): cluster UUID is zero: not a multi-node NVLink"),
+	   "... and not MNNVL-ready, said (%s)", err);
+	/* a failed registration status keeps a GPU out of the domain */
+	ok(read_with(lib, "gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n"
+	             "gpu GPU-2 00000000:2B:00.0 3 " UUID_A " 7 completed 999 0x1aa 1\n",
+	             &f, err, sizeof(err)) == 0
+	   && rdzv_fabric_domain(&f, cl, &clique, err, sizeof(err)) < 0
+	   && strstr(err, "GPU 1 (00000000:2B:00.0) no fabric"),
+	   "a GPU whose registration failed makes the domain unknown, named (%s)", err);
+
 	/* ConstrainDevices: another job's GPU is listed but closed */
 	ok(read_with(lib, "gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n"
 	             "gpu GPU-2 00000000:2B:00.0 3 " UUID_A " 9 in-progress 0 0x1a9 1\n"
