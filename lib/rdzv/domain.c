@@ -334,6 +334,14 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
 			goto out;
 		}
 		if (used[k2] == UINT32_MAX) {
+			uint32_t q;
+
+			for (q = 0; q < d->ndomains; q++) /* the step's domains: few */
+				if (strcmp(d->names[q], b[k2].name) == 0) {
+					rdzv_err(err, errlen, "Slurm's topology names block %s twice",
+					         b[k2].name);
+					goto out;
+				}
 			used[k2] = d->ndomains;
 			if (add_domain(d, b[k2].name, b[k2].count) < 0)
 				goto oom;

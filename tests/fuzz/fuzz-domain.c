@@ -6,7 +6,10 @@
  * text that parses to the same map (one byte short is refused); a node's
  * place in its domain is inside the domain; the block reader either refuses
  * or gives every node of the list a domain whose name is short and whose
- * map round-trips; the group check never reads outside the step. */
+ * map round-trips; the group check never reads outside the step; the
+ * datagrams of nvlink_domain=nvml (a node's report, srun's verdict, read
+ * from the network) and RDZV_DOMAIN_ASK parse or are refused, and what
+ * parses formats back to the same bytes. */
 #include "config.h"
 #include "fuzz.h"
 #include "domain.h"
@@ -42,6 +45,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	uint32_t job = 0, step = 0, i, nnodes;
 
+	{
+		struct rdzv_domain_report r, r2;
+		char buf[RDZV_DOMAIN_DGRAM_MAX + 1], msg[64];
+		uint16_t port;
+		uint64_t nonce;
+		int v;
+
+		if (rdzv_domain_report_parse((const char *)data, size, &r) == 0) {
+			FUZZ_ASSERT(strlen(r.name) < RDZV_DOMAIN_NAME_MAX);
+			FUZZ_ASSERT(rdzv_domain_report_format(&r, buf, sizeof(buf)) == 0);
+			FUZZ_ASSERT(rdzv_domain_report_parse(buf, strlen(buf), &r2) == 0
+			            && r2.job_id == r.job_id && r2.step_id == r.step_id
+			            && r2.nonce == r.nonce && r2.node_id == r.node_id
+			            && strcmp(r2.name, r.name) == 0);
+		}
+		v = rdzv_domain_verdict_parse((const char *)data, size, 7, 3, 0x1234, msg, sizeof(msg));
+		FUZZ_ASSERT(v >= -1 && v <= 1);
+		if (v == 0)
+			FUZZ_ASSERT(strlen(msg) < sizeof(msg));
+		if (size < sizeof(buf)) {
+			memcpy(buf, data, size);
+			buf[size] = '\0';
+			if (rdzv_domain_ask_var_parse(buf, &job, &step, &port, &nonce) == 0) {
+				char again[96];
+
+				FUZZ_ASSERT(port != 0);
+				FUZZ_ASSERT(rdzv_domain_ask_var_format(job, step, port, nonce, again,
+				                                       sizeof(again)) == 0);
+				FUZZ_ASSERT(strcmp(again, buf) == 0 || strchr(buf, '0') != NULL);
+			}
+		}
+	}
 	if (fuzz_split(data, size, &p) < 0)
 		return 0;
 	/* a step of 1..64 nodes, from the input's length */

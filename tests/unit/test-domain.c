@@ -86,6 +86,10 @@ static void test_blocks(void)
 	ok(rdzv_domains_from_blocks("BlockName=b1 BlockIndex=0 Nodes=n[1,3] Bl\n", "n1", &d, err,
 	                            sizeof(err)) < 0 && strstr(err, "SLURM_TOPO_LEN"),
 	   "a print cut by SLURM_TOPO_LEN is refused, named: %s", err);
+	ok(rdzv_domains_from_blocks("BlockName=b1 BlockIndex=0 Nodes=n1 BlockSize=1\n"
+	                            "BlockName=b1 BlockIndex=1 Nodes=n2 BlockSize=1\n", "n[1-2]",
+	                            &d, err, sizeof(err)) < 0 && strstr(err, "names block b1 twice"),
+	   "two blocks of one name are refused: %s", err);
 	ok(rdzv_domains_parse("7.3:b1=0,2;b1=1,3", 4, &job, &step, &d, err, sizeof(err)) < 0
 	   && strstr(err, "names domain b1 twice"), "a domain named twice: %s", err);
 	ok(rdzv_domains_parse("7.3:b1=0,2", 4, &job, &step, &d, err, sizeof(err)) < 0
