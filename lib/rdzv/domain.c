@@ -468,16 +468,6 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 			goto bad;
 		memcpy(name, p, n);
 		name[n] = '\0';
-		{
-			uint32_t k;
-
-			for (k = 0; k < d->ndomains; k++) /* few domains: a node list per name */
-				if (strcmp(d->names[k], name) == 0) {
-					rdzv_err(err, errlen, "%s names domain %s twice",
-					         RDZV_STEP_DOMAINS_VAR, name);
-					goto fail;
-				}
-		}
 		if (add_domain(d, name, 0) < 0)
 			goto oom;
 		p += n + 1;
@@ -603,6 +593,14 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
 	if (order_positions(order ? order : "", d->nnodes, pos, err, errlen) < 0)
 		goto out;
 	me = d->node_domain[node_id];
+	/* A name given to two domains would give two sizes for one name: the
+	 * node's own is checked (O(domains); the whole map would be quadratic). */
+	for (j = 0; j < d->ndomains; j++)
+		if (j != me && strcmp(d->names[j], d->names[me]) == 0) {
+			rdzv_err(err, errlen, "%s names domain %s twice", RDZV_STEP_DOMAINS_VAR,
+			         d->names[me]);
+			goto out;
+		}
 	*size = *base = *nodes = 0;
 	/* Slurm's "N(xM),..." walked once, node by node. */
 	j = 0;

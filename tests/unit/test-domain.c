@@ -90,8 +90,15 @@ static void test_blocks(void)
 	                            "BlockName=b1 BlockIndex=1 Nodes=n2 BlockSize=1\n", "n[1-2]",
 	                            &d, err, sizeof(err)) < 0 && strstr(err, "names block b1 twice"),
 	   "two blocks of one name are refused: %s", err);
-	ok(rdzv_domains_parse("7.3:b1=0,2;b1=1,3", 4, &job, &step, &d, err, sizeof(err)) < 0
-	   && strstr(err, "names domain b1 twice"), "a domain named twice: %s", err);
+	ok(rdzv_domains_parse("7.3:b1=0,2;b1=1,3", 4, &job, &step, &d, err, sizeof(err)) == 0,
+	   "a map naming a domain twice parses ...");
+	{
+		uint32_t sz, base, nodes;
+
+		ok(rdzv_domain_place(&d, 1, "", "2(x4)", &sz, &base, &nodes, err, sizeof(err)) < 0
+		   && strstr(err, "names domain b1 twice"), "... and a node of it refuses: %s", err);
+	}
+	rdzv_domains_free(&d);
 	ok(rdzv_domains_parse("7.3:b1=0,2", 4, &job, &step, &d, err, sizeof(err)) < 0
 	   && strstr(err, "leaves 2 of the step's 4 nodes"), "a node left out: %s", err);
 	ok(rdzv_domains_parse("7.3:b1=0-2;b2=2-3", 4, &job, &step, &d, err, sizeof(err)) < 0
