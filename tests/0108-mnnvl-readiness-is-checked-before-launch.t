@@ -79,7 +79,7 @@ ok "$(not0 "$rc")" "without require mnnvl no NVIDIA_IMEX_CHANNELS is set"
 
 # --- broken nodes: named, and no task of theirs starts ---
 node n2 in-progress
-run_to 30 srun -N2 -n2 --nccl-profile=mnnvl "${pernode[@]}"
+run_to 30 srun -N2 -n2 -w n1,n2 --nccl-profile=mnnvl "${pernode[@]}"
 ok "$(not0 "$rc")" "a GPU still registering fails the step (rc $rc)"
 like "$out" "MNNVL: node n2 is not ready for multi-node NVLink: GPU 1 \(00000000:2B:00.0\): fabric state in progress, not completed" \
 	"the node, the GPU and the state are named"
@@ -88,13 +88,13 @@ unlike "$out" "node n1 is not ready" "the healthy node is not blamed"
 nolaunch_on n2 "no task ran on n2"
 
 node n2 completed 0x1a9
-run_to 30 srun -N2 -n2 --nccl-profile=mnnvl "${pernode[@]}"
+run_to 30 srun -N2 -n2 -w n1,n2 --nccl-profile=mnnvl "${pernode[@]}"
 like "$out" "MNNVL: node n2 is not ready for multi-node NVLink: GPU 1 \(00000000:2B:00.0\): fabric health: degraded bandwidth" \
 	"degraded bandwidth fails the step, GPU and fault named"
 nolaunch_on n2 "... and no task ran on n2"
 
 node n2 completed 0x1aa 8
-run_to 30 srun -N2 -n2 --nccl-profile=mnnvl "${pernode[@]}"
+run_to 30 srun -N2 -n2 -w n1,n2 --nccl-profile=mnnvl "${pernode[@]}"
 like "$out" "MNNVL: node n2 is not ready for multi-node NVLink: the GPUs of this node are not in one NVLink domain: GPU 0 \(00000000:1B:00.0\) cluster $A clique 7; GPU 1 \(00000000:2B:00.0\) cluster $A clique 8" \
 	"two cliques on one node: both named, nothing guessed"
 nolaunch_on n2 "... and no task ran on n2"
@@ -140,7 +140,7 @@ run_to 30 srun -N2 -n4 --rdzv=torch bash -c 'echo "D=$RDZV_NVLINK_DOMAIN S=${RDZ
 is "$rc" 0 "nvlink_domain=nvml: the step runs"
 is "$(uniq_of "$out")" "D=$A.7 S=unset " "nvlink_domain=nvml: every task gets its node's cluster UUID and clique, no size (other nodes unseen)"
 node n2 completed 0x1aa 8
-run_to 30 srun -N2 -n2 --rdzv=torch "${pernode[@]}"
+run_to 30 srun -N2 -n2 -w n1,n2 --rdzv=torch "${pernode[@]}"
 like "$out" "nvlink_domain=nvml: node n2: .*GPU 0 \(00000000:1B:00.0\) cluster $A clique 7; GPU 1 \(00000000:2B:00.0\) cluster $A clique 8" \
 	"nvlink_domain=nvml: two cliques on one node refuse the step, both GPUs named"
 nolaunch_on n2 "... and no task ran on n2"
@@ -149,7 +149,7 @@ healthy
 # Megatron's groups across nodes under nvml: each node tells srun its clique
 # before its tasks start; srun checks the groups and answers every node.
 mega=(bash -c 'touch "$0.$SLURMD_NODENAME"' "$marker" --tensor-model-parallel-size)
-run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
+run_to 60 srun -N2 -w n1,n2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
 is "$rc" 0 "nvml, one clique on both nodes: TP=4 across them runs"
 ok "$([ -e "$marker.n1" ] && [ -e "$marker.n2" ]; echo $?)" "... tasks ran on n1 and n2"
 rm -f "$marker".*
@@ -158,13 +158,13 @@ rm -f "$marker".*
 	echo "gpu GPU-n2-0 00000000:1B:00.0 3 $A 8 completed 0 0x1aa 1"
 	echo "gpu GPU-n2-1 00000000:2B:00.0 3 $A 8 completed 0 0x1aa 1"
 } > "$T/n2/nvml-double.txt"
-run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
+run_to 60 srun -N2 -w n1,n2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 4
 ok "$(not0 "$rc")" "nvml, n1 in clique 7 and n2 in clique 8: TP=4 across them is refused (rc $rc)"
 like "$out" "TP=4 \(--tensor-model-parallel-size\): the group of ranks 0-3 would span NVLink domains $A.7 \(ranks 0-1 on n1\) and $A.8 \(ranks 2-3 on n2\)" \
 	"... srun names the ranks, the nodes and both cliques"
 ok "$([ ! -e "$marker.n1" ] && [ ! -e "$marker.n2" ]; echo $?)" "... and no task ran on either node (both waited for srun's verdict)"
 rm -f "$marker".*
-run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 2
+run_to 60 srun -N2 -w n1,n2 --ntasks-per-node=2 --rdzv=megatron "${mega[@]}" 2
 is "$rc" 0 "nvml, two cliques: TP=2 (each group on one node) runs"
 healthy
 done_testing
