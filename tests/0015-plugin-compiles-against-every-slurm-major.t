@@ -22,7 +22,7 @@ mk="$top_builddir/Makefile"
 var() { sed -n "s/^$1 = //p" "$mk"; }
 cc=$(var CC)
 cflags="$(var WARN_CFLAGS) -Werror -Wno-write-strings $(var HARDEN_CFLAGS) $(var CFLAGS)"
-cppflags="$(var DEFS) -I$top_srcdir/lib/common -I$top_srcdir/lib/rdzv -I$top_srcdir/lib/bind -I$top_srcdir/lib/profile $(var HWLOC_CFLAGS) $(var CPPFLAGS)"
+cppflags="$(var DEFS) -I$top_srcdir/lib/common -I$top_srcdir/lib/rdzv -I$top_srcdir/lib/bind -I$top_srcdir/lib/profile -I$top_srcdir/lib/gpu $(var HWLOC_CFLAGS) $(var CPPFLAGS)"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

@@ -68,7 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	if (rdzv_megatron_check(&l, &place, err, sizeof(err)) < 0)
 		FUZZ_ASSERT(err[0] != '\0');
-	l.tp.n = l.pp.n = l.cp.n = 1;
+	FUZZ_ASSERT(l.ep.n >= 1 && l.ep.n <= RDZV_MEGATRON_SIZE_MAX);
+	FUZZ_ASSERT(l.etp.n >= 1 && l.etp.n <= RDZV_MEGATRON_SIZE_MAX);
+	l.tp.n = l.pp.n = l.cp.n = l.ep.n = l.etp.n = 1;
 	if (place.ntasks > 0)
 		FUZZ_ASSERT(rdzv_megatron_check(&l, &place, err, sizeof(err)) == 0);
 	(void)rdzv_megatron_fp8_warning(&l, p.v[0], err, sizeof(err));
