@@ -251,7 +251,8 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
 			}
 			if (!token(p, len, "BlockSize", &nodes, &nlen)) {
 				rdzv_err(err, errlen, "line %zu of Slurm's topology print ends before "
-				         "BlockSize= (cut: is SLURM_TOPO_LEN set?): '%.64s'", lineno, p);
+				         "BlockSize= (cut: is SLURM_TOPO_LEN set?): '%.*s'", lineno,
+				         (int)(len > 64 ? 64 : len), p);
 				goto out;
 			}
 			if (!(nbk = realloc(b, (nb + 1) * sizeof(*b))))
@@ -526,54 +527,6 @@ fail:
 	return -1;
 }
 
-/* Every node's place in rank order from an order text ("" = list order),
- * in one pass: pos[node id] = place. Each id once and in range. */
-static int order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char *err,
-                           size_t errlen)
-{
-	const char *p = order;
-	uint32_t i, at = 0;
-
-	if (!*order) {
-		for (i = 0; i < nnodes; i++)
-			pos[i] = i;
-		return 0;
-	}
-	for (i = 0; i < nnodes; i++)
-		pos[i] = UINT32_MAX;
-	for (;;) {
-		uint32_t a, b, v;
-
-		if (read_u32(&p, &a) < 0)
-			goto bad;
-		b = a;
-		if (*p == '-') {
-			p++;
-			if (read_u32(&p, &b) < 0 || b <= a)
-				goto bad;
-		}
-		if (b >= nnodes)
-			goto bad;
-		for (v = a;; v++) {
-			if (pos[v] != UINT32_MAX)
-				goto bad;
-			pos[v] = at++;
-			if (v == b)
-				break;
-		}
-		if (!*p)
-			break;
-		if (*p++ != ',')
-			goto bad;
-	}
-	if (at != nnodes)
-		goto bad;
-	return 0;
-bad:
-	return rdzv_err(err, errlen, "node order '%.64s' is not the step's %u nodes each once",
-	                order, nnodes);
-}
-
 int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char *order,
                       const char *tpn, uint32_t *size, uint32_t *base, uint32_t *nodes,
                       char *err, size_t errlen)
@@ -590,7 +543,7 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
 		return rdzv_err(err, errlen, "no tasks per node");
 	if (!(pos = malloc(d->nnodes * sizeof(uint32_t))))
 		return rdzv_err(err, errlen, "out of memory");
-	if (order_positions(order ? order : "", d->nnodes, pos, err, errlen) < 0)
+	if (rdzv_order_positions(order ? order : "", d->nnodes, pos, err, errlen) < 0)
 		goto out;
 	me = d->node_domain[node_id];
 	/* A name given to two domains would give two sizes for one name: the

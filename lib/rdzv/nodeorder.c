@@ -122,13 +122,61 @@ static int read_u32(const char **p, uint32_t *v)
 	return 0;
 }
 
+int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char *err,
+                         size_t errlen)
+{
+	const char *p = order;
+	uint32_t a, b, v, at = 0;
+
+	if (!order)
+		return rdzv_err(err, errlen, "no node order");
+	if (!*order) {
+		for (v = 0; v < nnodes; v++)
+			pos[v] = v;
+		return 0;
+	}
+	for (v = 0; v < nnodes; v++)
+		pos[v] = UINT32_MAX;
+	for (;;) {
+		if (read_u32(&p, &a) < 0)
+			goto bad;
+		b = a;
+		if (*p == '-') {
+			p++;
+			if (read_u32(&p, &b) < 0 || b <= a)
+				goto bad;
+		}
+		if (b >= nnodes)
+			return rdzv_err(err, errlen, "node order '%.64s' names node %u of a %u-node step",
+			                order, b, nnodes);
+		for (v = a;; v++) {
+			if (pos[v] != UINT32_MAX)
+				return rdzv_err(err, errlen, "node order '%.64s' names node %u twice",
+				                order, v);
+			pos[v] = at++;
+			if (v == b)
+				break;
+		}
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+	if (at != nnodes)
+		return rdzv_err(err, errlen, "node order '%.64s' names %u of the step's %u nodes",
+		                order, at, nnodes);
+	return 0;
+bad:
+	return rdzv_err(err, errlen, "node order '%.64s' is malformed (expected ranges like "
+	                "2-3,0-1)", order);
+}
+
 int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
                         uint32_t *position, char *err, size_t errlen)
 {
-	unsigned char *seen = NULL;
-	const char *p = order;
-	uint32_t a, b, v, pos = 0, found = UINT32_MAX;
-	int rv = -1;
+	uint32_t *pos;
+	int rv;
 
 	if (!order)
 		return rdzv_err(err, errlen, "no node order");
@@ -139,52 +187,11 @@ int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
 		*position = node_id;
 		return 0;
 	}
-	if (!(seen = calloc((nnodes + 7) / 8, 1)))
+	if (!(pos = malloc((size_t)nnodes * sizeof(uint32_t))))
 		return rdzv_err(err, errlen, "out of memory for %u nodes", nnodes);
-	for (;;) {
-		if (read_u32(&p, &a) < 0)
-			goto bad;
-		b = a;
-		if (*p == '-') {
-			p++;
-			if (read_u32(&p, &b) < 0 || b <= a)
-				goto bad;
-		}
-		if (b >= nnodes) {
-			rdzv_err(err, errlen, "node order '%.64s' names node %u of a %u-node step",
-			         order, b, nnodes);
-			goto out;
-		}
-		for (v = a;; v++) {
-			if (seen[v / 8] & (1u << (v % 8))) {
-				rdzv_err(err, errlen, "node order '%.64s' names node %u twice", order, v);
-				goto out;
-			}
-			seen[v / 8] |= (unsigned char)(1u << (v % 8));
-			if (v == node_id)
-				found = pos;
-			pos++;
-			if (v == b)
-				break;
-		}
-		if (*p == '\0')
-			break;
-		if (*p != ',')
-			goto bad;
-		p++;
-	}
-	if (pos != nnodes) {
-		rdzv_err(err, errlen, "node order '%.64s' names %u of the step's %u nodes", order,
-		         pos, nnodes);
-		goto out;
-	}
-	*position = found;
-	rv = 0;
-	goto out;
-bad:
-	rdzv_err(err, errlen, "node order '%.64s' is malformed (expected ranges like 2-3,0-1)",
-	         order);
-out:
-	free(seen);
+	rv = rdzv_order_positions(order, nnodes, pos, err, errlen);
+	if (rv == 0)
+		*position = pos[node_id];
+	free(pos);
 	return rv;
 }

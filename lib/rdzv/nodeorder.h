@@ -36,4 +36,10 @@ int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t 
 int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
                         uint32_t *position, char *err, size_t errlen);
 
+/* Every node's place at once: pos[node id] = its place in rank order
+ * (pos has nnodes entries), with the checks of rdzv_order_position. O(nodes
+ * + text). Returns 0 or -1 with the reason. */
+int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char *err,
+                         size_t errlen);
+
 #endif
