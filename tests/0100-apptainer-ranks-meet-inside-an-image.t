@@ -144,6 +144,33 @@ else
 	for i in 1 2 3 4 5 6; do ok 1 "topology fixtures at $fixtures (they belong to the repository: tests/topo/fixtures)"; done
 fi
 
+# Multi-node NVLink (issue 26): under a profile that requires it, the IMEX
+# channels the node holds reach the task inside the image as
+# NVIDIA_IMEX_CHANNELS (with the profile's NCCL_MNNVL_ENABLE), --cleanenv
+# included. The node's fabric comes from the NVML double, its /dev from a
+# fixture tree (identity_root=); the channel number 3 is the tree's.
+double=$top_builddir/tests/nvml-double/.libs/libnvml-double.so
+if [ -f "$double" ]; then
+	mroot=$work/mroot
+	mkdir -p "$mroot/dev/nvidia-caps-imex-channels"
+	mknod "$mroot/dev/nvidia-caps-imex-channels/channel3" c 234 3
+	cp "$double" "$work/libnvml.so"
+	printf 'gpu GPU-0 00000000:1B:00.0 3 3f2a0c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b 7 completed 0 0x1aa 1\n' \
+		> "$work/nvml-double.txt"
+	printf 'description GB200 test\nrequire mnnvl\ndefault NCCL_MNNVL_ENABLE=1\n' > "$pdir/mnnvl.profile"
+	chmod 644 "$pdir/mnnvl.profile"
+	e2e_plugstack "profiles=$pdir" "identity_root=$mroot" "nvml_library=$work/libnvml.so"
+	for opts in "" --cleanenv; do
+		run_to 120 srun -N2 --ntasks-per-node=1 --rdzv=torch --nccl-profile=mnnvl \
+			$(ctr_exec $opts) sh -c 'echo "IMEX=${NVIDIA_IMEX_CHANNELS-unset} MNNVL=${NCCL_MNNVL_ENABLE-unset}"'
+		is "$rc" 0 "require mnnvl, apptainer exec${opts:+ $opts}: srun exits 0"
+		is "$(printf '%s\n' "$out" | grep '^IMEX=' | sort -u)" "IMEX=3 MNNVL=1" \
+			"require mnnvl, apptainer exec${opts:+ $opts}: every task sees NVIDIA_IMEX_CHANNELS=3 inside the image"
+	done
+else
+	for i in 1 2 3 4; do ok 1 "the NVML double at $double (make check builds it)"; done
+fi
+
 # Slurm's OCI support: srun --container=BUNDLE, oci.conf running crun.
 . "$top_srcdir/tests/containers/oci.sh"
 oci_points
