@@ -505,8 +505,8 @@ int rdzv_fabric_mnnvl_ready(const struct rdzv_fabric *f, char *err, size_t errle
 			continue;
 		}
 		if (zero_uuid(g->cluster)) {
-			append(err, errlen, &off, "%s%s: cluster UUID is zero: not a multi-node NVLink "
-			       "system (a single-node NVSwitch fabric)", bad++ ? "; " : "", name);
+			append(err, errlen, &off, "%s%s: cluster UUID is zero: no multi-node NVLink "
+			       "fabric, only a single-node NVSwitch one", bad++ ? "; " : "", name);
 			continue;
 		}
 		if (g->have_health && rdzv_fabric_health_faults(g->health_mask, g->have_summary,

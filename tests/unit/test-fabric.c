@@ -252,7 +252,7 @@ static void test_domain(void)
 	   && rdzv_fabric_domain(&f, cl, &clique, err, sizeof(err)) == 0,
 	   "a zero cluster UUID is no multi-node domain");
 	ok(rdzv_fabric_mnnvl_ready(&f, err, sizeof(err)) < 0
-	   && strstr(err, "GPU 0 (00000000:1B:00.0): cluster UUID is zero: not a multi-node NVLink"),
+	   && strstr(err, "GPU 0 (00000000:1B:00.0): cluster UUID is zero: no multi-node NVLink"),
 	   "... and not MNNVL-ready, said (%s)", err);
 	/* a failed registration status keeps a GPU out of the domain */
 	ok(read_with(lib, "gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n"
