@@ -54,6 +54,11 @@ def main():
         dist.all_reduce(t)
         print("rank %d trained sum=%d of %d" % (rank, int(t), world * (world + 1) // 2),
               flush=True)
+        # An orderly end: rank 0 hosts the store; a rank still tearing down
+        # its group when rank 0 is gone can fail its exit (seen once on a
+        # loaded machine: srun 143 after every rank had trained).
+        dist.barrier()
+        dist.destroy_process_group()
         return
     dist.barrier()
     if rank == bad:
