@@ -47,11 +47,11 @@ ok "$([ "$rc" != 0 ]; echo $?)" "without the plugin the same step fails (exit $r
 like "$out" "local device ids \[1\] do not exist: the process sees 1 GPU" \
 	"... because JAX's Slurm detection takes SLURM_LOCALID 1 as the device"
 
-run_to 120 srun -N1 -n2 --gpus-per-node=2 --cpus-per-task=1 --rdzv=jax $PY jax_tiny.py
+run_to 120 srun -N1 -n2 -w n1 --gpus-per-node=2 --cpus-per-task=1 --rdzv=jax $PY jax_tiny.py
 is "$rc" 0 "2 tasks sharing a node's 2 GPUs (not narrowed): exits 0"
 is "$(standin local_device_ids)" "n1:[0] n1:[1]" "... each task takes its own GPU, 0 and 1"
 
-run_to 120 srun -N2 --ntasks-per-node=1 --gpus-per-node=2 --cpus-per-task=1 --rdzv=jax $PY jax_tiny.py
+run_to 120 srun -N2 -w n1,n2 --ntasks-per-node=1 --gpus-per-node=2 --cpus-per-task=1 --rdzv=jax $PY jax_tiny.py
 is "$rc" 0 "one process per node: exits 0"
 is "$(standin local_device_ids)" "n1:[0,1] n2:[0,1]" "... each process owns both GPUs of its node"
 is "$(standin num_processes)" "n1:2 n2:2" "... JAX_NUM_PROCESSES agrees with the step"
