@@ -10,6 +10,7 @@
  * every group size 1, one node) pay nothing: nothing is started. */
 #define _GNU_SOURCE 1 /* pipe2 */
 #include "config.h"
+#include "handover.h"
 #include "plugin.h"
 #include "hooks.h"
 
@@ -237,10 +238,8 @@ int rdzv_domains_local_start(uint32_t job, uint32_t step, uint32_t nnodes, uint3
 	}
 	ns.started = 1;
 	/* srun merges its environment into the step's after this hook. */
-	if (setenv(RDZV_DOMAIN_ASK_VAR, text, 1) != 0) {
-		rdzv_err(err, errlen, "cannot set %s", RDZV_DOMAIN_ASK_VAR);
+	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_DOMAIN_ASK, text, err, errlen) < 0)
 		goto fail;
-	}
 	return 0;
 fail:
 	rdzv_domains_local_exit();
@@ -273,19 +272,20 @@ int rdzv_domains_node_ask(spank_t sp, const struct rdzv_step *st, const char *no
 {
 	struct rdzv_domain_report r;
 	struct addrinfo hints, *res = NULL;
-	char text[96], host[RDZV_HOST_MAX], port[8], msg[RDZV_DOMAIN_DGRAM_MAX + 1];
+	char *text = NULL, why[96], host[RDZV_HOST_MAX], port[8], msg[RDZV_DOMAIN_DGRAM_MAX + 1];
 	char buf[RDZV_DOMAIN_DGRAM_MAX + 1];
 	uint32_t job, step;
 	uint16_t p;
 	long deadline;
 	int s, rc = -1;
 
-	rc = rdzv_job_getenv(sp, RDZV_DOMAIN_ASK_VAR, text, sizeof(text));
+	rc = rdzv_step_take(sp, RDZV_HO_DOMAIN_ASK, RDZV_DOMAIN_ASK_VAR, &text, NULL, 0);
 	if (rc == 0)
 		return 0; /* srun asked for nothing: no check across nodes */
-	spank_unsetenv(sp, RDZV_DOMAIN_ASK_VAR);
-	if (rc < 0 || rdzv_domain_ask_var_parse(text, &job, &step, &p, &r.nonce) < 0)
-		return rdzv_err(err, errlen, "%s is malformed", RDZV_DOMAIN_ASK_VAR);
+	rc = rc < 0 || rdzv_domain_ask_var_parse(text, &job, &step, &p, &r.nonce) < 0 ? -1 : 0;
+	free(text);
+	if (rc < 0)
+		return rdzv_err(err, errlen, "%s is malformed", RDZV_HO_DOMAIN_ASK);
 	if (job != st->job_id || step != st->step_id)
 		return 0; /* another step's */
 	if (rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
@@ -330,15 +330,15 @@ int rdzv_domains_node_ask(spank_t sp, const struct rdzv_step *st, const char *no
 			n = recv(s, msg, RDZV_DOMAIN_DGRAM_MAX, 0);
 			if (n <= 0)
 				continue;
-			v = rdzv_domain_verdict_parse(msg, (size_t)n, job, step, r.nonce, text,
-			                              sizeof(text));
+			v = rdzv_domain_verdict_parse(msg, (size_t)n, job, step, r.nonce, why,
+			                              sizeof(why));
 			if (v == 1) {
 				rc = 0;
 				break;
 			}
 			if (v == 0) {
 				rc = rdzv_err(err, errlen, "srun refused the step's Megatron layout by "
-				              "NVLink domain (its message above: %s...)", text);
+				              "NVLink domain (its message above: %s...)", why);
 				break;
 			}
 		}

@@ -17,6 +17,7 @@
  *   slurmstepd, exit:         the watcher stopped and joined
  *   srun, exit:               the first report that arrived, one line */
 #include "config.h"
+#include "handover.h"
 #include "plugin.h"
 #include "failure.h"
 
@@ -153,7 +154,7 @@ void rdzv_failure_local_user_init(spank_t sp)
 	 * srun's environment after this hook and must not inherit it. */
 	if (fl.set_by_us)
 		unsetenv(RDZV_KBE_VAR);
-	unsetenv(RDZV_REPORT_VAR); /* one inherited from an outer step */
+	rdzv_handover_clear(&rdzv_env_process, RDZV_HO_REPORT); /* an outer step's */
 	if (has && !guessed && rdzv.conf.kill_on_bad_exit && !getenv(RDZV_KBE_VAR))
 		slurm_spank_log(RDZV_TAG ": warning: --rdzv=%s was not visible before srun read its "
 		                "options: a failed rank will not stop this step; add -K "
@@ -176,7 +177,8 @@ void rdzv_failure_local_user_init(spank_t sp)
 	 * the step's before this hook: the flag tells slurmstepd to remove it. */
 	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce,
 	                       (fl.set_by_us ? RDZV_REPORT_SET : 0) | (fl.stops ? RDZV_REPORT_STOPS : 0), text,
-	                       sizeof(text)) < 0 || setenv(RDZV_REPORT_VAR, text, 1) != 0) {
+	                       sizeof(text)) < 0
+	    || rdzv_handover_put(&rdzv_env_process, RDZV_HO_REPORT, text, NULL, 0) < 0) {
 		if (fl.sock >= 0)
 			close(fl.sock);
 		fl.sock = -1;
@@ -223,7 +225,7 @@ void rdzv_failure_local_exit(void)
  * nodes reach it (SLURM_SRUN_COMM_HOST, which srun sets for the step). */
 void rdzv_failure_user_init(spank_t sp)
 {
-	char text[96], host[RDZV_HOST_MAX], port[8], restart[32];
+	char *text = NULL, host[RDZV_HOST_MAX], port[8], restart[32];
 	struct addrinfo hints, *res = NULL;
 	uint32_t job, step;
 	uint16_t p;
@@ -234,12 +236,13 @@ void rdzv_failure_user_init(spank_t sp)
 	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count. */
 	rdzv.step.restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
 	                                          sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
-	rc = rdzv_job_getenv(sp, RDZV_REPORT_VAR, text, sizeof(text));
+	rc = rdzv_step_take(sp, RDZV_HO_REPORT, RDZV_REPORT_VAR, &text, NULL, 0);
 	if (rc == 0)
 		return;
-	spank_unsetenv(sp, RDZV_REPORT_VAR);
-	if (rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce, &set) < 0
-	    || job != rdzv.step.job_id || step != rdzv.step.step_id)
+	rc = rc < 0 || rdzv_report_parse(text, &job, &step, &p, &fl.nonce, &set) < 0
+	     || job != rdzv.step.job_id || step != rdzv.step.step_id ? -1 : 0;
+	free(text);
+	if (rc < 0)
 		return;
 	if (set & RDZV_REPORT_SET)
 		spank_unsetenv(sp, RDZV_KBE_VAR); /* the plugin's, not the user's */

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
+#include "handover.h"
 #include "hang.h"
 #include "util.h"
 
@@ -350,6 +351,7 @@ void rdzv_hang_local_user_init(spank_t sp)
 	uint16_t port = 0;
 
 	unsetenv(RDZV_HANG_ASK_VAR); /* an outer step's */
+	rdzv_handover_clear(&rdzv_env_process, RDZV_HO_HANG_ASK);
 	if (!rdzv_hang_armed() || spank_get_item(sp, S_JOB_ID, &hs.job) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &hs.step) != ESPANK_SUCCESS)
 		return;
@@ -360,8 +362,9 @@ void rdzv_hang_local_user_init(spank_t sp)
 	if (pthread_create(&hs.th, NULL, ask_thread, NULL) != 0)
 		goto fail;
 	hs.started = 1;
-	/* srun merges its environment into the step's after this hook. */
-	if (setenv(RDZV_HANG_ASK_VAR, text, 1) == 0)
+	/* srun merges its environment into the step's after this hook; the
+	 * nodes give the tasks RDZV_HANG_ASK (rdzv_hang_user_init). */
+	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_HANG_ASK, text, NULL, 0) == 0)
 		return;
 	rdzv_hang_local_exit();
 	return;
@@ -369,6 +372,29 @@ fail:
 	slurm_spank_log(RDZV_TAG ": warning: --rdzv-debug=hang: cannot listen for the ranks' "
 	                "timeouts: a timed-out collective will not name the rank it waited for");
 	rdzv_hang_local_exit();
+}
+
+/* The node's side of the ask: srun's address for this step, handed over
+ * as SLURM_RDZV_HANG_ASK (which reaches the node under every --export),
+ * given to the tasks as RDZV_HANG_ASK (sitecustomize.py reads it). One of
+ * another step's is not given; a user's own RDZV_HANG_ASK is kept. */
+void rdzv_hang_user_init(spank_t sp)
+{
+	char *text = NULL, prefix[32];
+	uint32_t job = 0, step = 0;
+
+	if (rdzv_step_take(sp, RDZV_HO_HANG_ASK, NULL, &text, NULL, 0) <= 0)
+		return;
+	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS
+	    && spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS) {
+		snprintf(prefix, sizeof(prefix), "%u.%u:", job, step);
+		if (strncmp(text, prefix, strlen(prefix)) == 0
+		    && spank_setenv(sp, RDZV_HANG_ASK_VAR, text, 1) != ESPANK_SUCCESS)
+			slurm_spank_log(RDZV_TAG ": warning: --rdzv-debug=hang: cannot give the "
+			                "tasks srun's address: a timed-out collective will not name "
+			                "the rank it waited for");
+	}
+	free(text);
 }
 
 void rdzv_hang_local_exit(void)

@@ -20,6 +20,7 @@
 #pragma GCC diagnostic pop
 
 #include "domain.h" /* issue 26 */
+#include "handover.h"
 #include "hostlist.h"
 #include "launcher.h" /* issue 22 */
 #include "megatron.h"
@@ -486,9 +487,9 @@ static int set_domains_var(const struct rdzv_plan *plan, char *err, size_t errle
 		return rdzv_err(err, errlen, "nvlink_domain=block: the step's domain map is longer "
 		                "than %u bytes", RDZV_DOMAINS_TEXT_MAX);
 	}
-	if (setenv(RDZV_STEP_DOMAINS_VAR, text, 1) != 0) {
+	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_DOMAINS, text, err, errlen) < 0) {
 		free(text);
-		return rdzv_err(err, errlen, "cannot set %s", RDZV_STEP_DOMAINS_VAR);
+		return -1;
 	}
 	if (rdzv.opts.verbose > 0)
 		fprintf(stderr, RDZV_TAG ": step %u.%u NVLink domains (nvlink_domain=block, Slurm's "
@@ -578,11 +579,10 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	}
 	/* srun's own environment: spank_setenv is for the remote context; srun
 	 * merges its environ into the step's after local_user_init
-	 * (src/srun/srun_job.c, pre_launch_srun_job). */
-	if (setenv(RDZV_STEP_PLAN_VAR, text, 1) != 0) {
-		rdzv_err(err, sizeof(err), "cannot set %s", RDZV_STEP_PLAN_VAR);
+	 * (src/srun/srun_job.c, pre_launch_srun_job), under every --export
+	 * for a SLURM_ name (handover.h). */
+	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_PLAN, text, err, sizeof(err)) < 0)
 		goto fail;
-	}
 	free(text);
 	free(order);
 	return 0;
@@ -604,6 +604,7 @@ int rdzv_local_user_init(spank_t sp)
 	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
 	int rc;
 
+	rdzv_srun_handover_clear(); /* an outer step's, or the user's */
 	if (!mode || !mode->fill)
 		return 0;
 	rc = local_user_init_mode(sp, mode);

@@ -37,6 +37,17 @@ extern struct rdzv_plugin rdzv;
 int rdzv_job_getenv(spank_t sp, const char *name, char *buf, size_t len);
 /* The same into a malloc()ed string of any length (*out, to free). */
 int rdzv_job_getenv_dup(spank_t sp, const char *name, char **out);
+/* A text srun handed this step's nodes (lib/rdzv/handover.h), taken out of
+ * the step's environment with all its parts; legacy: the name an earlier
+ * srun plugin used (read when the new one is absent, removed always), or
+ * NULL. Returns 1 with *text (to free), 0 when none, -1 broken (err). */
+int rdzv_step_take(spank_t sp, const char *name, const char *legacy, char **text, char *err,
+                   size_t errlen);
+/* Every handed-over variable out of the step's environment (user_init's
+ * end: whatever no feature of this step read must not reach the tasks). */
+void rdzv_step_handover_sweep(spank_t sp);
+/* srun: an earlier step's plan and map out of srun's own environment. */
+void rdzv_srun_handover_clear(void);
 
 /* options.c */
 int rdzv_options_register(spank_t sp);
@@ -63,6 +74,7 @@ int rdzv_hang_armed(void);
 uint32_t rdzv_hang_timeout(void);                  /* seconds, 0: PyTorch's */
 void rdzv_hang_local_user_init(spank_t sp);        /* srun: listen for timeouts */
 void rdzv_hang_local_exit(void);                   /* srun: before the failure line */
+void rdzv_hang_user_init(spank_t sp);              /* slurmstepd: srun's ask address */
 /* rdzv-hang's verdict, or NULL; *timed_out: a rank's error was a timeout */
 const char *rdzv_hang_verdict_line(int *timed_out);
 /* failure.c: a datagram socket on any address; its port in *port. A

@@ -95,6 +95,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	rc = rdzv_remote_user_init(sp);
 	rdzv_failure_user_init(sp);
+	rdzv_hang_user_init(sp);
+	rdzv_step_handover_sweep(sp); /* what no feature of this step read */
 	return rc;
 }
 

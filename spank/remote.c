@@ -17,6 +17,7 @@
  *    success. */
 #include "config.h"
 #include "plugin.h"
+#include "handover.h"
 #include "hooks.h"
 #include "container_hooks.h" /* containers (issue 17) */
 
@@ -174,16 +175,11 @@ static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *p
 {
 	struct rdzv_plan p;
 	char *t = NULL;
-	int rc = rdzv_job_getenv_dup(sp, RDZV_STEP_PLAN_VAR, &t);
+	int rc = rdzv_step_take(sp, RDZV_HO_PLAN, RDZV_STEP_PLAN_VAR, &t, err, errlen);
 
 	*text = NULL;
-	if (rc == 0 && !t)
-		return 0;
-	spank_unsetenv(sp, RDZV_STEP_PLAN_VAR);
-	if (rc < 0 || !t || strlen(t) > RDZV_ORDER_MAX + RDZV_HOST_MAX + 64) {
-		free(t);
-		return rdzv_err(err, errlen, "%s is unreadable or too long", RDZV_STEP_PLAN_VAR);
-	}
+	if (rc <= 0)
+		return rc;
 	if (rdzv_plan_parse(t, &p, err, errlen) < 0) {
 		free(t);
 		return -1;
@@ -211,9 +207,8 @@ static int read_domains(spank_t sp, struct rdzv_step *st, const char *order, cha
 	int rv = -1;
 
 	st->domain[0] = '\0';
-	if (rdzv_job_getenv_dup(sp, RDZV_STEP_DOMAINS_VAR, &t) < 0)
-		return rdzv_err(err, errlen, "%s is unreadable", RDZV_STEP_DOMAINS_VAR);
-	spank_unsetenv(sp, RDZV_STEP_DOMAINS_VAR);
+	if (rdzv_step_take(sp, RDZV_HO_DOMAINS, RDZV_STEP_DOMAINS_VAR, &t, err, errlen) < 0)
+		return -1;
 	if (!t) {
 		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown: srun handed over no "
 		         "domain map (srun --async, or a submit host without the plugin); Megatron's "

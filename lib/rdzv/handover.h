@@ -1,0 +1,68 @@
+/* handover.h: what srun hands the nodes of a step (the step plan, the NVLink
+ * domain map, the addresses of its report, hang and domain channels),
+ * through the step's environment, under every --export.
+ *
+ * srun copies its own environment into the step's after local_user_init,
+ * but with --export=NONE, --export=VAR,... without ALL, or SLURM_EXPORT_ENV
+ * (sbatch --export=NONE) it forwards only the variables whose names begin
+ * with "SLURM" (every major from 22.05; 23.02+ also "_SLURM_SPANK_OPTION_",
+ * which 22.05 drops: src/common/env.c, env_array_merge_slurm and
+ * env_array_merge_slurm_spank, called by srun's launch code). So each text
+ * travels as SLURM_RDZV_NAME. Slurm drops a variable whose value reaches
+ * ENV_BUFSIZE (256 KiB) without a word, and a task cannot exec with a
+ * variable of 128 KiB or more: a longer text is cut into parts of at most
+ * RDZV_HANDOVER_PART bytes,
+ *   SLURM_RDZV_NAME=#PARTS:BYTES:HASH  SLURM_RDZV_NAME_1=...  ..._PARTS=...
+ * (HASH: FNV-1a 64 of the whole text, hex), put back together and checked
+ * on the node, and every part removed from the tasks' environment. A text
+ * that begins with '#' is always sent in parts, so a single value is never
+ * taken for a header. */
+#ifndef RDZV_HANDOVER_H
+#define RDZV_HANDOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RDZV_HANDOVER_PREFIX "SLURM_RDZV_"
+#define RDZV_HANDOVER_PART 65536u
+/* 256 MiB: far above any step's text (a 65,536-node order is ~400 KB),
+ * far below what srun's launch message may carry. */
+#define RDZV_HANDOVER_PARTS_MAX 4096u
+
+/* The names of the handed-over texts (each a full variable name). */
+#define RDZV_HO_PLAN RDZV_HANDOVER_PREFIX "STEP_PLAN"
+#define RDZV_HO_DOMAINS RDZV_HANDOVER_PREFIX "STEP_DOMAINS"
+#define RDZV_HO_REPORT RDZV_HANDOVER_PREFIX "STEP_REPORT"
+#define RDZV_HO_HANG_ASK RDZV_HANDOVER_PREFIX "HANG_ASK"
+#define RDZV_HO_DOMAIN_ASK RDZV_HANDOVER_PREFIX "DOMAIN_ASK"
+
+/* An environment: srun's own (getenv/setenv) or a step's (spank_getenv...). */
+struct rdzv_ho_env {
+	/* 1 with *value (malloc'd), 0 absent (*value NULL), -1 unreadable */
+	int (*get)(void *ctx, const char *name, char **value);
+	int (*set)(void *ctx, const char *name, const char *value); /* 0 or -1 */
+	void (*unset)(void *ctx, const char *name);
+	void *ctx;
+};
+
+/* srun's own environment (libc's environ). */
+extern const struct rdzv_ho_env rdzv_env_process;
+
+/* Set name to text, in parts when long; any earlier value's parts go.
+ * Returns 0 or -1 with the reason. */
+int rdzv_handover_put(const struct rdzv_ho_env *env, const char *name, const char *text,
+                      char *err, size_t errlen);
+
+/* Take name's text out of env, every part removed whatever happens.
+ * Returns 1 with *text (to free), 0 when absent, -1 when present but
+ * broken (a part missing, cut or of another text), naming what. */
+int rdzv_handover_take(const struct rdzv_ho_env *env, const char *name, char **text,
+                       char *err, size_t errlen);
+
+/* Remove name and its parts. */
+void rdzv_handover_clear(const struct rdzv_ho_env *env, const char *name);
+
+/* How many variables a text of n bytes takes (1, or 1 + its parts). */
+size_t rdzv_handover_vars(const char *text);
+
+#endif
