@@ -309,6 +309,7 @@ void rdzv_failure_task_exit(spank_t sp)
 	memset(&f, 0, sizeof(f));
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &f.rank) != ESPANK_SUCCESS)
 		return;
+	f.rank += rdzv.step.task_offset;
 	if (atomic_exchange(&fl.sent, 1))
 		return; /* the watcher named a worker first */
 	f.status = status;
@@ -555,6 +556,7 @@ void rdzv_failure_task_post_fork(spank_t sp)
 		return; /* torchrun restarts its workers itself */
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &node_rank) != ESPANK_SUCCESS)
 		node_rank = 0;
+	node_rank += rdzv.step.task_offset;
 	pthread_mutex_lock(&wd.mu);
 	if (wd.na < WATCH_AGENTS) {
 		memset(&wd.a[wd.na], 0, sizeof(wd.a[0]));

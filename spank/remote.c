@@ -18,6 +18,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "handover.h"
+#include "het.h"
 #include "hooks.h"
 #include "container_hooks.h" /* containers (issue 17) */
 
@@ -144,6 +145,36 @@ static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 		return rdzv_err(err, errlen,
 		                "contradictory step facts from Slurm: node %u of %u, %u of %u tasks",
 		                st->node_id, st->nnodes, st->local_ntasks, st->ntasks);
+	return 0;
+}
+
+/* A heterogeneous step (het.h): the whole step's counts, this node's global
+ * id and its component's first task, from the step's environment. */
+static struct rdzv_het het;
+
+static const char *envp_get(void *ctx, const char *name)
+{
+	return rdzv_envp_get(ctx, name);
+}
+
+static int het_facts(spank_t sp, char *err, size_t errlen)
+{
+	struct rdzv_step *st = &rdzv.step;
+	char **envp = NULL;
+	int rc;
+
+	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp)
+		return 0;
+	rc = rdzv_het_read(envp_get, envp, st->job_id, st->node_id, st->nnodes, st->ntasks, &het,
+	                   err, errlen);
+	if (rc <= 0)
+		return rc;
+	st->het = 1;
+	st->job_id = het.leader_job; /* the same on every component: ports, run id */
+	st->node_id += het.node_offset;
+	st->nnodes = het.nnodes;
+	st->ntasks = het.ntasks;
+	st->task_offset = het.task_offset;
 	return 0;
 }
 
@@ -299,7 +330,7 @@ static int runs_task0(spank_t sp, const struct rdzv_step *st)
 
 	for (lid = 0; lid < st->local_ntasks; lid++)
 		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, lid, &gid) == ESPANK_SUCCESS
-		    && gid == 0)
+		    && gid + st->task_offset == 0)
 			return 1;
 	return 0;
 }
@@ -348,7 +379,7 @@ static int check_user_address(spank_t sp, const struct rdzv_step *st, char *err,
 static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
 {
 	struct rdzv_step *st = &rdzv.step;
-	char dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024], het[32];
+	char dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024];
 	char *hosttext = NULL;
 	uint32_t env_tasks = 0, env_nodes = 0;
 	struct rdzv_port_range eph, *ephp = NULL;
@@ -368,12 +399,6 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	if (env_u32(sp, "SLURM_STEP_NUM_TASKS", &env_tasks) > 0
 	    && env_u32(sp, "SLURM_STEP_NUM_NODES", &env_nodes) > 0
 	    && (env_tasks != st->ntasks || env_nodes != st->nnodes)) {
-		if (rdzv_job_getenv(sp, "SLURM_HET_SIZE", het, sizeof(het)) > 0)
-			return rdzv_err(err, errlen,
-			                "heterogeneous steps (--het-group with several components) are "
-			                "not supported by --rdzv: each component's slurmstepd numbers "
-			                "its own tasks, so global ranks cannot be derived; launch one "
-			                "component per step");
 		return rdzv_err(err, errlen,
 		                "contradictory step facts: Slurm's plugin interface says %u tasks on "
 		                "%u nodes, SLURM_STEP_NUM_TASKS/NODES say %u on %u",
@@ -385,7 +410,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		dist[0] = '\0';
 	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
 		resv[0] = '\0';
-	rc = read_plan(sp, st, &plan, &plantext, err, errlen);
+	/* A het step's plan, if any, reached one component only (het.h). */
+	rc = st->het ? 0 : read_plan(sp, st, &plan, &plantext, err, errlen);
 	if (rc < 0)
 		goto fail;
 	st->node_rank = st->node_id;
@@ -447,6 +473,20 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 			st->port = plan.port;
 			src_name = "job/step id, by srun";
 		}
+	} else if (st->het) {
+		/* Every component's nodes number the step alike from the step's
+		 * environment; each component has its own reserved ports. */
+		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "the heterogeneous step's "
+		         "components in order (%u of %u; its nodes from SLURM_NODEID %u, ranks from "
+		         "%u)", het.comp, het.ncomp, het.node_offset, het.task_offset);
+		snprintf(st->master_host, sizeof(st->master_host), "%s", het.master);
+		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
+			ephp = &eph;
+		if (rdzv_port_choose(rdzv.opts.port, "", st->job_id, st->step_id,
+		                     &rdzv.conf.port_range, ephp, &st->port, &src, err, errlen) < 0)
+			goto fail;
+		src_name = src == RDZV_PORT_FROM_DERIVED ? "the het leader's job/step id, on this node"
+		                                         : rdzv_port_source_name(src);
 	} else {
 		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
 		         "node 0 and the order of SLURM_STEP_NODELIST (no plan from srun)");
@@ -580,6 +620,15 @@ int rdzv_remote_user_init(spank_t sp)
 		save_error("", err);
 		return 0;
 	}
+	/* Only a mode numbers the step: without one, a het step the plugin
+	 * cannot number runs as Slurm runs it. */
+	if (het_facts(sp, err, sizeof(err)) < 0) {
+		if (rdzv.mode && rdzv.mode->fill) {
+			save_error("", err);
+			return 0;
+		}
+		slurm_verbose(RDZV_TAG ": %s", err);
+	}
 	/* A plugstack line refused here only (see slurm_spank_init): a step
 	 * that asked for a mode fails with the message; others run as if the
 	 * plugin were not there. */
@@ -597,8 +646,10 @@ int rdzv_remote_user_init(spank_t sp)
 		save_error("", "cannot read SLURM_STEP_NODELIST");
 		return 0;
 	}
-	if (!nodelist || rdzv_hostlist_nth(nodelist, rdzv.step.node_id, rdzv.nodename,
-	                                   sizeof(rdzv.nodename), NULL, 0) < 0)
+	if (rdzv.step.het)
+		snprintf(rdzv.nodename, sizeof(rdzv.nodename), "%s", het.node);
+	else if (!nodelist || rdzv_hostlist_nth(nodelist, rdzv.step.node_id, rdzv.nodename,
+	                                        sizeof(rdzv.nodename), NULL, 0) < 0)
 		rdzv.nodename[0] = '\0';
 	if (rdzv.mode && rdzv.mode->fill) {
 		rc = compute_step(sp, nodelist, err, sizeof(err));
@@ -668,7 +719,7 @@ static void print_table(spank_t sp, const struct rdzv_envset *env, const struct 
 			struct rdzv_task t = { .rank = 0, .local_rank = lid, .visible_gpus = -1 };
 
 			if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, lid, &t.rank) != ESPANK_SUCCESS
-			    || !(rows[lid] = rdzv_envset_create())
+			    || (t.rank += st->task_offset, !(rows[lid] = rdzv_envset_create()))
 			    || rdzv.mode->fill(st, &t, rows[lid], err, sizeof(err)) < 0)
 				break;
 		}
@@ -753,6 +804,7 @@ int rdzv_remote_task_init(spank_t sp)
 		if (spank_get_item(sp, S_TASK_GLOBAL_ID, &r) != ESPANK_SUCCESS
 		    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
 			fail_task(0, 1, "cannot read the task's ids from Slurm");
+		r += rdzv.step.task_offset;
 		if (rdzv_hang_task_init(sp, r, local_id == 0, agent, err, sizeof(err)) < 0)
 			fail_task(r, 1, err);
 	}
@@ -761,6 +813,7 @@ int rdzv_remote_task_init(spank_t sp)
 	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &t.rank) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
 		fail_task(0, 1, "cannot read the task's ids from Slurm");
+	t.rank += rdzv.step.task_offset;
 	t.local_rank = (uint32_t)local_id;
 	t.visible_gpus = task_visible_gpus(sp);
 	if (rdzv.error[0])

@@ -22,6 +22,10 @@ struct rdzv_step {
 	                         * NODE_RANK, CROSS_RANK. Equal to node_id up to Slurm
 	                         * 25.11, not under 26.05's topology order */
 	uint32_t ntasks;        /* tasks in the step */
+	uint32_t task_offset;   /* a heterogeneous step (het.h): the global id of this
+	                         * component's first task, added to Slurm's task ids
+	                         * (the component's); 0 otherwise */
+	int het;                /* 1: a heterogeneous step, numbered by het.h */
 	uint32_t local_ntasks;  /* tasks on this node */
 	char master_host[RDZV_HOST_MAX]; /* node running rank 0, as Slurm names it */
 	char master_addr[RDZV_HOST_MAX]; /* what MASTER_ADDR gets */
