@@ -101,6 +101,13 @@ int rdzv_local_init_post_opt(spank_t sp)
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}
+	/* srun marks its steps (handover.h); sbatch and salloc do not, and drop
+	 * one a user exported, so that a batch script's srun without the plugin
+	 * is not taken for one with it. */
+	if (spank_context() == S_CTX_LOCAL)
+		setenv(RDZV_HO_SRUN, PACKAGE_VERSION, 1);
+	else
+		unsetenv(RDZV_HO_SRUN);
 	if (spank_context() == S_CTX_LOCAL && local_early_check(err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;

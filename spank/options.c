@@ -26,6 +26,7 @@ static int opt_cb(int val, const char *arg, int remote)
 
 	switch (val) {
 	case OPT_MODE:
+		rdzv.mode_from_srun = remote; /* srun's command line had --rdzv */
 		return report(rdzv_opt_mode(&rdzv.opts, arg, err, sizeof(err)), err);
 	case OPT_PORT:
 		return report(rdzv_opt_port(&rdzv.opts, arg, err, sizeof(err)), err);

@@ -23,7 +23,9 @@ struct rdzv_plugin {
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */
 	char port_source[96];
-	char order_source[160]; /* where rank 0's node and the node order came from */
+	char order_source[256]; /* where rank 0's node and the node order came from */
+	int mode_from_srun;     /* remote: --rdzv came with the step from srun */
+	int srun_has_plugin;    /* remote: srun's plugin marked the step (RDZV_HO_SRUN) */
 	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
 	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown (issue 26) */
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */

@@ -148,6 +148,26 @@ static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 	return 0;
 }
 
+/* Why srun handed this step no plan, as far as the node can tell: srun's
+ * mark (RDZV_HO_SRUN) says its plugin ran; --rdzv from srun's command line
+ * says srun had some rdzv plugin; neither, that the mode is the site's or
+ * RDZV_MODE's and srun may have none. With advice, what to do about it. */
+static const char *no_plan_cause(int advice)
+{
+	if (rdzv.srun_has_plugin)
+		return advice ? "srun loads the plugin but ran no per-step hook for this step "
+		                "(srun --async): run the step with srun itself, not srun --async"
+		              : "srun ran no per-step hook: srun --async";
+	if (rdzv.mode_from_srun)
+		return advice ? "srun's rdzv plugin on the submit host is an earlier spank-rdzv, "
+		                "whose hand-over does not reach the nodes under --export=NONE or "
+		                "--export=VAR: install this version there, or run with --export=ALL"
+		              : "srun's plugin is an earlier spank-rdzv";
+	return advice ? "srun on the submit host does not load the plugin (the mode is the "
+	                "site's or RDZV_MODE's): add rdzv.so to the submit host's plugstack.conf"
+	              : "srun does not load the plugin";
+}
+
 /* A heterogeneous step (het.h): the whole step's counts, this node's global
  * id and its component's first task, from the step's environment. */
 static struct rdzv_het het;
@@ -242,8 +262,8 @@ static int read_domains(spank_t sp, struct rdzv_step *st, const char *order, cha
 		return -1;
 	if (!t) {
 		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown: srun handed over no "
-		         "domain map (srun --async, or a submit host without the plugin); Megatron's "
-		         "groups were not checked by domain");
+		         "domain map (%s); Megatron's groups were not checked by domain",
+		         st->het ? "a heterogeneous step" : no_plan_cause(0));
 		return 0;
 	}
 	if (rdzv_domains_parse(t, st->nnodes, &job, &step, &d, err, errlen) < 0) {
@@ -488,8 +508,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		src_name = src == RDZV_PORT_FROM_DERIVED ? "the het leader's job/step id, on this node"
 		                                         : rdzv_port_source_name(src);
 	} else {
-		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
-		         "node 0 and the order of SLURM_STEP_NODELIST (no plan from srun)");
+		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "node 0 and the order of "
+		         "SLURM_STEP_NODELIST (no plan from srun: %s)", no_plan_cause(0));
 		/* No plan for this step: srun ran without the plugin (a submit
 		 * host without this plugstack line, or srun --async, whose steps
 		 * run no srun-side hook). Each node decides alone,
@@ -500,9 +520,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 			hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
 		if (rdzv_master_host(nodelist, dist, hosttext, st->master_host,
 		                     sizeof(st->master_host), why, sizeof(why)) < 0) {
-			rdzv_err(err, errlen, "%s; srun handed over no step layout (srun --async, or a "
-			         "submit host without the plugin): run the step with srun itself, not "
-			         "srun --async, from a host whose plugstack.conf loads the plugin", why);
+			rdzv_err(err, errlen, "%s; srun handed over no step layout: %s", why,
+			         no_plan_cause(1));
 			goto fail;
 		}
 		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
@@ -532,10 +551,15 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	if (runs_task0(sp, st) && strcmp(st->master_host, rdzv.nodename) != 0) {
 		rdzv_err(err, errlen, "task 0 runs on this node (%s), but rank 0's node was taken "
 		         "to be %s (from %s): Slurm laid the step's tasks in another order than "
-		         "its node list (26.05's topology order) and srun could not read the "
-		         "step's layout; run the step with srun itself (not srun --async) from "
-		         "a host whose plugstack.conf loads the plugin",
-		         rdzv.nodename[0] ? rdzv.nodename : "?", st->master_host, rdzv.order_source);
+		         "its node list (26.05's topology order)%s%s",
+		         rdzv.nodename[0] ? rdzv.nodename : "?", st->master_host, rdzv.order_source,
+		         st->het ? ": a heterogeneous step is numbered from its node lists, which "
+		                   "cannot show it; lay its first component without a topology "
+		                   "order (e.g. -m block with one switch)"
+		         : rc > 0 ? ", and srun could not read the step's layout from slurmctld "
+		                    "(srun -v says why)"
+		                  : ", and without srun's plan the nodes cannot know it; ",
+		         st->het || rc > 0 ? "" : no_plan_cause(1));
 		goto fail;
 	}
 	/* A reserved port inside the node's ephemeral range may be held by any
@@ -651,6 +675,12 @@ int rdzv_remote_user_init(spank_t sp)
 	else if (!nodelist || rdzv_hostlist_nth(nodelist, rdzv.step.node_id, rdzv.nodename,
 	                                        sizeof(rdzv.nodename), NULL, 0) < 0)
 		rdzv.nodename[0] = '\0';
+	{
+		char *mark = NULL;
+
+		rdzv.srun_has_plugin = rdzv_step_take(sp, RDZV_HO_SRUN, NULL, &mark, NULL, 0) > 0;
+		free(mark);
+	}
 	if (rdzv.mode && rdzv.mode->fill) {
 		rc = compute_step(sp, nodelist, err, sizeof(err));
 		free(nodelist);

@@ -98,6 +98,22 @@ like "$out" "a collective timed out: rank 2 \\($n2\\) is not where the other 3 r
 printf '%s\n' "$out" | grep -q 'a collective timed out: rank 2' \
 	|| diag "$(printf '%s\n' "$out" | grep -E 'rdzv|Error' | tail -n 10)"
 
+# A submit host whose srun does not load the plugin (its own plugstack.conf
+# is empty), the mode the site's default: no hand-over can happen, and where
+# that matters (26.05 puts task 0 on n3) the refusal says which cause it is.
+e2e_plugstack mode=torch "hang_python=$top_srcdir/helpers/python" "hang_helper=$hang"
+: >none.conf
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$work/none.conf|" "$SLURM_CONF" >slurm.conf
+step 120 env SLURM_CONF="$work/slurm.conf" srun --export=NONE -N4 --ntasks-per-node=2 $PY "$where" --meet
+if e2e_slurm_at_least 26.05; then
+	ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "srun without the plugin, site mode torch, task 0 on n3: the step is refused (exit $rc)"
+	like "$out" "task 0 runs on this node \(n3\).*srun on the submit host does not load the plugin .*add rdzv.so to the submit host's plugstack.conf" \
+		"... by n3, saying that srun does not load the plugin and what to do, not guessing srun --async"
+else
+	is "$rc" 0 "srun without the plugin, site mode torch: the step runs (task 0 on n1, the list's first node)"
+fi
+e2e_plugstack "hang_python=$top_srcdir/helpers/python" "hang_helper=$hang"
+
 # --- topology/block, where Slurm has it (26.05: ranks n1 n3 n2 n4)
 if e2e_slurm_at_least 26.05; then
 	e2e_stop

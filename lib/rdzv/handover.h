@@ -35,6 +35,11 @@
 #define RDZV_HO_REPORT RDZV_HANDOVER_PREFIX "STEP_REPORT"
 #define RDZV_HO_HANG_ASK RDZV_HANDOVER_PREFIX "HANG_ASK"
 #define RDZV_HO_DOMAIN_ASK RDZV_HANDOVER_PREFIX "DOMAIN_ASK"
+/* Set by srun's plugin after its options, before the job exists: it reaches
+ * every step srun launches, every component of a het step, and a step of
+ * srun --async, which runs no per-step srun hook (so no plan). A node
+ * without a plan tells from it why. */
+#define RDZV_HO_SRUN RDZV_HANDOVER_PREFIX "SRUN"
 
 /* An environment: srun's own (getenv/setenv) or a step's (spank_getenv...). */
 struct rdzv_ho_env {
