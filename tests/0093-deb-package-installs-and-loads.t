@@ -82,7 +82,13 @@ cp -a "$tree" "$work/deb"
 	timeout 1200 dpkg-buildpackage -us -uc -b) >"$work/deb.log" 2>&1
 rc=$?
 is "$rc" 0 "dpkg-buildpackage -us -uc -b builds the package"
-[ "$rc" = 0 ] || { sed 's/^/#   /' "$work/deb.log" | tail -n 40; done_testing; exit 1; }
+if [ "$rc" != 0 ]; then
+	# The failed unit tests first: the tail is mostly the passes before them.
+	grep -E '^(FAIL|ERROR|XPASS):' "$work/deb.log" | head -n 20 | sed 's/^/#   /'
+	sed 's/^/#   /' "$work/deb.log" | tail -n 40
+	done_testing
+	exit 1
+fi
 like "$(cat "$work/deb.log")" "make.* check-unit" "the package build runs the unit tests"
 # test-master says which address its localhost checks met (a diag line).
 if [ $v6_on = 1 ]; then
