@@ -2,6 +2,7 @@
  *   ok(cond, "fmt", ...)       one test point
  *   is_str(got, want, "name")  string equality, shows both on failure
  *   is_int(got, want, "name")  integer equality
+ *   skip("why")                one test point, skipped (missing prerequisite)
  *   skip_all("why")            plan 0, skipped (missing prerequisite)
  *   return done_testing();     plan and exit status */
 #ifndef RDZV_TAP_H
@@ -55,6 +56,20 @@ static void diag(const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+}
+
+static void skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	printf("ok %d # SKIP ", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
 }
 
 static void skip_all(const char *why) __attribute__((unused, noreturn));

@@ -61,10 +61,35 @@ static void test_invalid(void)
 	       "no master name is an error");
 	is_int(rdzv_master_addr("", RDZV_ADDR_NAME, host, sizeof(host), err, sizeof(err)), -1,
 	       "an empty master name is an error");
-	is_int(rdzv_master_addr("localhost", RDZV_ADDR_NAME, small, sizeof(small), err, sizeof(err)),
-	       -1, "a name longer than the output buffer is an error");
-	is_int(rdzv_master_addr("localhost", RDZV_ADDR_IP, small, sizeof(small), err, sizeof(err)),
-	       -1, "an address longer than the output buffer is an error");
+	/* Numeric masters: what fits does not depend on this machine's resolver
+	 * (localhost gives ::1 first on Debian 13 and unstable, which fits in 4
+	 * bytes, and 127.0.0.1 first on Debian 12, which does not). */
+	err[0] = '\0';
+	ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_NAME, small, sizeof(small), err, sizeof(err)) == -1
+	   && strstr(err, "too long"), "a name longer than the output buffer is an error (%s)", err);
+	err[0] = '\0';
+	ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_IP, small, sizeof(small), err, sizeof(err)) == -1
+	   && strstr(err, "cannot format"),
+	   "an address longer than the output buffer is an error (%s)", err);
+	err[0] = '\0';
+	ok(rdzv_master_addr("fd00::1", RDZV_ADDR_IP, small, sizeof(small), err, sizeof(err)) == -1
+	   && strstr(err, "cannot format"),
+	   "an IPv6 address longer than the output buffer is an error (%s)", err);
+	{
+		char nine[9] = "", ten[10] = "";
+
+		/* The limits are the buffer's: no byte short, no byte over. */
+		is_int(rdzv_master_addr("127.0.0.1", RDZV_ADDR_IP, nine, sizeof(nine), err, sizeof(err)),
+		       -1, "127.0.0.1 does not fit in 9 bytes");
+		ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_IP, ten, sizeof(ten), err, sizeof(err)) == 0
+		   && strcmp(ten, "127.0.0.1") == 0, "127.0.0.1 fits in 10 bytes (%s)", ten);
+		ok(rdzv_master_addr("::1", RDZV_ADDR_IP, small, sizeof(small), err, sizeof(err)) == 0
+		   && strcmp(small, "::1") == 0, "::1 fits in 4 bytes");
+		is_int(rdzv_master_addr("127.0.0.1", RDZV_ADDR_NAME, nine, sizeof(nine), err,
+		                        sizeof(err)), -1, "the name 127.0.0.1 does not fit in 9 bytes");
+		ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_NAME, ten, sizeof(ten), err, sizeof(err)) == 0
+		   && strcmp(ten, "127.0.0.1") == 0, "the name 127.0.0.1 fits in 10 bytes");
+	}
 }
 
 static void test_master_host(void)
@@ -152,30 +177,63 @@ static void test_hostfile(void)
 	}
 }
 
+/* The first answer of this machine's resolver for name, numeric, or "" when
+ * it does not resolve. Which address comes first is the resolver's choice
+ * (localhost: 127.0.0.1 on Debian 12, ::1 on Debian 13 and unstable): the
+ * tests compare with it rather than assuming either. last: the last one. */
+static void answers(const char *name, char *first, char *last, size_t len)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+
+	first[0] = last[0] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(name, NULL, &hints, &res) != 0)
+		return;
+	for (ai = res; ai; ai = ai->ai_next)
+		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, ai == res ? first : last,
+		                (socklen_t)len, NULL, 0, NI_NUMERICHOST) != 0)
+			(ai == res ? first : last)[0] = '\0';
+	if (!last[0])
+		snprintf(last, len, "%s", first);
+	freeaddrinfo(res);
+}
+
 static void test_addr(void)
 {
-	char out[128];
-	struct addrinfo hints, *res = NULL;
-	int have_localhost;
+	char out[128], first[64], last[64];
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	have_localhost = getaddrinfo("localhost", NULL, &hints, &res) == 0;
-	if (res)
-		freeaddrinfo(res);
-	if (!have_localhost) {
-		diag("localhost does not resolve here: skipping the resolving checks");
-		return;
-	}
-	ok(rdzv_master_addr("localhost", RDZV_ADDR_NAME, out, sizeof(out), err, sizeof(err)) == 0
-	   && strcmp(out, "localhost") == 0, "the name form gives the name as Slurm knows it");
-	ok(rdzv_master_addr("localhost", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
-	   && (strcmp(out, "127.0.0.1") == 0 || strcmp(out, "::1") == 0),
-	   "the ip form gives localhost's address (%s)", out);
+	/* Numeric masters: the same answer on every machine. */
 	ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
 	   && strcmp(out, "127.0.0.1") == 0, "an IPv4 address stays itself in ip form");
 	ok(rdzv_master_addr("127.0.0.1", RDZV_ADDR_NAME, out, sizeof(out), err, sizeof(err)) == 0
 	   && strcmp(out, "127.0.0.1") == 0, "an address is kept as written in name form");
+	ok(rdzv_master_addr("127.1", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "127.0.0.1") == 0, "the ip form is the resolved address: 127.1 gives %s",
+	   out);
+	ok(rdzv_master_addr("127.1", RDZV_ADDR_NAME, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "127.1") == 0, "the name form gives the master as written (%s)", out);
+	ok(rdzv_master_addr("fd00::1", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "fd00::1") == 0, "an IPv6 address stays itself in ip form");
+	ok(rdzv_master_addr("0:0:0:0:0:0:0:1", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "::1") == 0, "an IPv6 address is written short in ip form (%s)", out);
+
+	/* A name: localhost, whichever of its addresses this machine's
+	 * resolver gives first. */
+	answers("localhost", first, last, sizeof(first));
+	if (!first[0]) {
+		skip("localhost does not resolve here");
+		skip("localhost does not resolve here");
+		return;
+	}
+	diag("localhost resolves to %s first here", first);
+	ok(rdzv_master_addr("localhost", RDZV_ADDR_NAME, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "localhost") == 0, "the name form gives the name as Slurm knows it");
+	out[0] = '\0';
+	ok(rdzv_master_addr("localhost", RDZV_ADDR_IP, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, first) == 0 && (strncmp(out, "127.", 4) == 0 || strcmp(out, "::1") == 0),
+	   "the ip form gives localhost's first address, a loopback one (%s, want %s)", out, first);
 }
 
 static void test_plan(void)
@@ -286,20 +344,45 @@ static void test_user_addr(void)
 	   && strcmp(host, "fd00::1") == 0 && port == 29501, "[fd00::1]:29501 splits");
 
 	err[0] = '\0';
-	ok(rdzv_master_check_user("MASTER_ADDR", "rdzv-no-such-host.invalid", "localhost", err,
+	ok(rdzv_master_check_user("MASTER_ADDR", "rdzv-no-such-host.invalid", "127.0.0.1", err,
 	                          sizeof(err)) == -1 && strstr(err, "MASTER_ADDR=rdzv-no-such-host")
 	   && strstr(err, "does not resolve"), "an exported MASTER_ADDR that does not resolve is "
 	   "refused, naming the variable (%s)", err);
-	is_int(rdzv_master_check_user("MASTER_ADDR", "", "localhost", err, sizeof(err)), -1,
+	is_int(rdzv_master_check_user("MASTER_ADDR", "", "127.0.0.1", err, sizeof(err)), -1,
 	       "an empty exported MASTER_ADDR is refused");
 	ok(rdzv_master_check_user("MASTER_ADDR", "127.0.0.1", "127.0.0.1", err, sizeof(err)) == 0,
 	   "an exported MASTER_ADDR equal to rank 0's node passes");
-	ok(rdzv_master_check_user("MASTER_ADDR", "127.0.0.1", "localhost", err, sizeof(err)) == 0,
-	   "an exported address of rank 0's node passes (localhost = 127.0.0.1)");
+	/* Another spelling of the same address: compared as addresses. */
+	err[0] = '\0';
+	ok(rdzv_master_check_user("MASTER_ADDR", "127.0.0.1", "127.1", err, sizeof(err)) == 0,
+	   "an exported address of rank 0's node passes (127.1 = 127.0.0.1) %s", err);
+	err[0] = '\0';
+	ok(rdzv_master_check_user("MASTER_ADDR", "0:0:0:0:0:0:0:1", "::1", err, sizeof(err)) == 0,
+	   "... and an IPv6 one (::1 = 0:0:0:0:0:0:0:1) %s", err);
 	err[0] = '\0';
 	ok(rdzv_master_check_user("PET_MASTER_ADDR", "127.0.0.2", "127.0.0.1", err, sizeof(err))
 	   == -1 && strstr(err, "PET_MASTER_ADDR=127.0.0.2") && strstr(err, "node of rank 0"),
 	   "an exported address of another node is refused: ranks would wait for nobody (%s)", err);
+
+	/* Rank 0's node by name: each of localhost's addresses is its own,
+	 * in whichever order this machine's resolver gives them. */
+	{
+		char first[64], last[64];
+
+		answers("localhost", first, last, sizeof(first));
+		if (!first[0]) {
+			skip("localhost does not resolve here");
+			skip("localhost does not resolve here");
+			return;
+		}
+		err[0] = '\0';
+		ok(rdzv_master_check_user("MASTER_ADDR", first, "localhost", err, sizeof(err)) == 0,
+		   "an exported address of rank 0's node passes (localhost's first, %s) %s", first,
+		   err);
+		err[0] = '\0';
+		ok(rdzv_master_check_user("MASTER_ADDR", last, "localhost", err, sizeof(err)) == 0,
+		   "... and its last (%s) %s", last, err);
+	}
 }
 
 int main(void)
