@@ -104,10 +104,19 @@ int rdzv_local_init_post_opt(spank_t sp)
 	/* srun marks its steps (handover.h); sbatch and salloc do not, and drop
 	 * one a user exported, so that a batch script's srun without the plugin
 	 * is not taken for one with it. */
-	if (spank_context() == S_CTX_LOCAL)
+	if (spank_context() == S_CTX_LOCAL) {
+		char *buf = NULL, **av = NULL;
+		int ac = rdzv_srun_argv(&buf, &av);
+
 		setenv(RDZV_HO_SRUN, PACKAGE_VERSION, 1);
-	else
+		/* Before srun asks for an allocation: whether it will make one. */
+		rdzv.srun_allocates = !getenv("SLURM_JOB_ID") && !getenv("SLURM_JOBID") && ac > 0
+		                      && rdzv_srun_names_job(ac, av) == 0;
+		free(av);
+		free(buf);
+	} else {
 		unsetenv(RDZV_HO_SRUN);
+	}
 	if (spank_context() == S_CTX_LOCAL && local_early_check(err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
@@ -600,6 +609,23 @@ fail:
 	return -1;
 }
 
+/* A step refused here, after srun made its own allocation for it: srun
+ * only aborts the step and exits, and the job holds its nodes until
+ * slurmctld notices srun is gone, so the user's next srun queues behind it.
+ * The job was made for this step alone: complete it, as srun does when its
+ * step ends. Never a job srun did not make (salloc, sbatch, --jobid). */
+static void release_own_allocation(spank_t sp)
+{
+	__typeof__(slurm_complete_job) *complete;
+	uint32_t job = 0;
+
+	if (!rdzv.srun_allocates || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
+		return;
+	*(void **)&complete = dlsym(RTLD_DEFAULT, "slurm_complete_job");
+	if (complete && complete(job, 1) == 0)
+		slurm_verbose(RDZV_TAG ": released job %u, made by srun for the refused step", job);
+}
+
 /* srun only, after the step's allocation is known: the step plan; a
  * one-launcher-per-node mode with more tasks than nodes must put two
  * launchers on some node; a mode with a whole-step check runs it before
@@ -616,6 +642,8 @@ int rdzv_local_user_init(spank_t sp)
 		return 0;
 	rc = local_user_init_mode(sp, mode);
 	step_domains_free();
+	if (rc < 0)
+		release_own_allocation(sp);
 	return rc;
 }
 

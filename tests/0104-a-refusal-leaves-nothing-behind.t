@@ -52,4 +52,21 @@ is "$rc" 0 "one task: --rdzv=deepspeed runs the step"
 run_to 60 salloc -N2 srun --rdzv=deepspeed deepspeed x.py
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "inside salloc -N2 (no -n/-N on srun): still refused, after the allocation (exit $rc)"
 like "$out" "deepspeed" "... naming the launcher"
+# A refusal only the step's real size decides (local_user_init: srun -n3
+# gets one node of 8 CPUs, three torchrun launchers would share it) comes
+# after srun made its allocation: the plugin completes that job, so the next
+# srun that needs every node starts at once (--immediate: it fails unless
+# the nodes are free within 10 s).
+run_to 60 srun -n3 --rdzv=torchrun true
+ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "srun -n3 --rdzv=torchrun (one node): refused after the allocation (exit $rc)"
+like "$out" "one launcher per node, but this step has 3 tasks on 1 nodes" "... naming why"
+t0=$(date +%s%N)
+run_to 60 srun -N3 --immediate=10 true
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$rc" 0 "... and the next srun -N3 --immediate=10 gets every node at once (${took} ms): the refused step's job was released"
+[ "$rc" = 0 ] || diag "$out"
+# Inside an allocation the user made, a refusal leaves the allocation alone.
+run_to 90 salloc -N1 bash -c 'srun -n3 --rdzv=torchrun true; echo "REFUSED=$?"; srun -n1 true; echo "NEXT=$?"'
+like "$out" "REFUSED=[1-9]" "inside salloc -N1: srun -n3 --rdzv=torchrun is refused"
+like "$out" "NEXT=0" "... and the salloc's next step still runs in its allocation"
 done_testing

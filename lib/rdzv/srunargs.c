@@ -208,3 +208,16 @@ unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz)
 		return sz->nodes_min * (sz->per_node ? sz->per_node : 1);
 	return sz->per_node;
 }
+
+int rdzv_srun_names_job(int argc, char *const *argv)
+{
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
+	int rc;
+
+	rdzv_srun_args_init(&it, argc, argv);
+	while ((rc = rdzv_srun_args_next(&it, &a, NULL, 0)) > 0)
+		if (rdzv_srun_arg_is(&a, 0, "jobid", 4))
+			return 1;
+	return rc < 0 ? -1 : 0;
+}

@@ -58,6 +58,10 @@ int rdzv_srun_size(int argc, char *const *argv, struct rdzv_srun_size *sz);
  * tasks per node; 0 when the command line does not say. */
 unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz);
 
+/* Whether srun's command line names an existing job (--jobid): 1, 0, or -1
+ * when it is malformed. */
+int rdzv_srun_names_job(int argc, char *const *argv);
+
 /* Whether srun's long option NAME (n bytes, exact) or short option c takes
  * a separate value. */
 int rdzv_srun_long_takes_value(const char *name, size_t n);
