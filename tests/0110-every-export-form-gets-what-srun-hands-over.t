@@ -36,6 +36,10 @@ SwitchName=top Switches=s[1-2]'
 t0=n1
 e2e_slurm_at_least 26.05 && t0=n3
 export RDZV_0110_VAR=kept
+# Debian's PyTorch 2.x has no libuv: its env:// rendezvous needs USE_LIBUV=0,
+# which e2e.sh exports and --export=NONE does not forward; the task's own
+# command sets it (a user of such a build does the same).
+PYT="/usr/bin/env USE_LIBUV=0 $PY"
 
 # placed LABEL NTASKS MASTER -- CMD...: rank 0's node, node order, ranks meet,
 # and the node's own word that the order came from srun's look-up.
@@ -59,10 +63,10 @@ trap finish EXIT
 diag "topology/tree: s1=n[3-4] before s2=n[1-2]; task 0 on $t0"
 for form in --export=NONE --export=RDZV_0110_VAR --export=ALL; do
 	placed "tree, srun $form" 8 "$t0" -- \
-		srun "$form" -N4 --ntasks-per-node=2 --rdzv=torch --rdzv-verbose $PY "$where" --meet
+		srun "$form" -N4 --ntasks-per-node=2 --rdzv=torch --rdzv-verbose $PYT "$where" --meet
 done
 printf '#!/bin/bash\n#SBATCH --export=NONE -N4 --ntasks-per-node=2 --rdzv=torch -o %s/batch.out\nsrun --rdzv-verbose %s %s --meet\n' \
-	"$work" "$PY" "$where" >batch.sh
+	"$work" "$PYT" "$where" >batch.sh
 placed "tree, srun inside sbatch --export=NONE" 8 "$t0" -- \
 	bash -c "sbatch -J $fail_job --wait batch.sh >/dev/null; rc=\$?; cat batch.out; exit \$rc"
 
@@ -90,7 +94,7 @@ done
 # A timed-out collective names the sleeping rank under --export=NONE.
 mkdir -p hang && chmod 777 hang
 step 300 srun --export=NONE -N2 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=20 \
-	$PY "$prog" sleep:2 "$work/hang" default-timeout
+	$PYT "$prog" sleep:2 "$work/hang" default-timeout
 n2=$(awk '{print $2}' hang/rank-2 2>/dev/null)
 ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "srun --export=NONE, rank 2 asleep, 20 s collective timeout: the step ends, failed (exit $rc)"
 like "$out" "a collective timed out: rank 2 \\($n2\\) is not where the other 3 ranks are" \
@@ -104,7 +108,7 @@ printf '%s\n' "$out" | grep -q 'a collective timed out: rank 2' \
 e2e_plugstack mode=torch "hang_python=$top_srcdir/helpers/python" "hang_helper=$hang"
 : >none.conf
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$work/none.conf|" "$SLURM_CONF" >slurm.conf
-step 120 env SLURM_CONF="$work/slurm.conf" srun --export=NONE -N4 --ntasks-per-node=2 $PY "$where" --meet
+step 120 env SLURM_CONF="$work/slurm.conf" srun --export=NONE -N4 --ntasks-per-node=2 $PYT "$where" --meet
 if e2e_slurm_at_least 26.05; then
 	ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "srun without the plugin, site mode torch, task 0 on n3: the step is refused (exit $rc)"
 	like "$out" "task 0 runs on this node \(n3\).*srun on the submit host does not load the plugin .*add rdzv.so to the submit host's plugstack.conf" \
@@ -124,7 +128,7 @@ BlockSizes=2,4"
 	diag "topology/block: b1=n[1,3], b2=n[2,4]"
 	for form in --export=NONE --export=RDZV_0110_VAR; do
 		placed "block, srun $form" 8 n1 -- \
-			srun "$form" -N4 --ntasks-per-node=2 --rdzv=torch --rdzv-verbose $PY "$where" --meet
+			srun "$form" -N4 --ntasks-per-node=2 --rdzv=torch --rdzv-verbose $PYT "$where" --meet
 	done
 	placed "block, srun inside sbatch --export=NONE" 8 n1 -- \
 		bash -c "sbatch -J $fail_job --wait batch.sh >/dev/null; rc=\$?; cat batch.out; exit \$rc"

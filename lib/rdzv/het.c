@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define HET_COMP_MAX 128 /* Slurm's MAX_HET_JOB_COMPONENTS */
+#define HET_NODES_MAX 131072u /* twice the largest step Slurm runs */
 
 struct hosts {
 	char **name;
@@ -80,17 +81,19 @@ static int read_hosts(const char *(*get)(void *, const char *), void *ctx, uint3
 		                "SLURM_STEP_TASKS_PER_NODE");
 	if ((n = rdzv_hostlist_count(list, err, errlen)) <= 0)
 		return -1;
+	if ((unsigned long)n > HET_NODES_MAX)
+		return rdzv_err(err, errlen, "heterogeneous step of %ld nodes: more than the %u "
+		                "this plugin numbers", n, HET_NODES_MAX);
 	h->max = (uint32_t)n;
 	if (!(h->name = calloc(h->max, sizeof(*h->name))) || !(h->comp = calloc(h->max, sizeof(*h->comp)))
 	    || !(h->tasks = calloc(h->max, sizeof(*h->tasks))))
 		return rdzv_err(err, errlen, "out of memory");
 	if (rdzv_hostlist_each(list, host_add, h, err, errlen) != 0 || h->n != h->max)
 		return rdzv_err(err, errlen, "cannot walk SLURM_STEP_NODELIST");
-	for (i = 0; i < h->n; i++) {
+	for (i = 0; i < h->n; i++)
 		h->comp[i] = -1;
-		if (rdzv_tpn_tasks_on(tpn, i, &h->tasks[i], err, errlen) < 0)
-			return -1;
-	}
+	if (rdzv_tpn_expand(tpn, h->tasks, h->n, err, errlen) < 0)
+		return -1;
 	for (k = 0; k < ncomp; k++) {
 		const char *jl;
 

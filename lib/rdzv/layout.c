@@ -89,3 +89,24 @@ int rdzv_tpn_tasks_on(const char *tpn, uint32_t node, uint32_t *tasks,
 	}
 	return rdzv_err(err, errlen, "node past the end of tasks per node");
 }
+
+int rdzv_tpn_expand(const char *tpn, uint32_t *tasks, uint32_t n, char *err, size_t errlen)
+{
+	uint32_t nodes, i = 0;
+	uint64_t total;
+	const char *s = tpn;
+
+	if (rdzv_tpn_totals(tpn, &nodes, &total, err, errlen) < 0)
+		return -1;
+	if (nodes != n)
+		return rdzv_err(err, errlen, "'%.32s' describes %u nodes, not %u", tpn, nodes, n);
+	while (*s) {
+		uint32_t t, r;
+
+		if (parse_elem(s, &t, &r, &s, err, errlen) < 0)
+			return -1;
+		while (r--)
+			tasks[i++] = t;
+	}
+	return 0;
+}

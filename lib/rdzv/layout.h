@@ -14,4 +14,8 @@ int rdzv_tpn_totals(const char *tpn, uint32_t *nodes, uint64_t *tasks,
 int rdzv_tpn_tasks_on(const char *tpn, uint32_t node, uint32_t *tasks,
                       char *err, size_t errlen);
 
+/* Tasks on each of the n nodes, into tasks[n], in one pass. Returns 0, or
+ * -1 when malformed or the string describes another number of nodes. */
+int rdzv_tpn_expand(const char *tpn, uint32_t *tasks, uint32_t n, char *err, size_t errlen);
+
 #endif

@@ -1,0 +1,116 @@
+/* fuzz-handover.c: srun's hand-over as a node takes it out of the step's
+ * environment (lib/rdzv/handover.c), which a user can also set. Input: the
+ * first line is the value of SLURM_RDZV_STEP_PLAN, each following line the
+ * value of the next part (_1, _2, ...). Invariants: taking it returns 1, 0 or
+ * -1; on 1 the text is a string and, when the value was a header, as long as
+ * the header says; whatever the outcome, no variable of the name or its
+ * parts is left; and the whole input put as one text comes back the same. */
+#include "config.h"
+#include "fuzz.h"
+#include "handover.h"
+
+#define VARS (FUZZ_PIECES_MAX + 8)
+
+static struct {
+	char name[VARS][64];
+	char *value[VARS];
+	int n;
+} E;
+
+static int find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < E.n; i++)
+		if (strcmp(E.name[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static int m_get(void *ctx, const char *name, char **value)
+{
+	int i = find(name);
+
+	(void)ctx;
+	*value = NULL;
+	if (i < 0)
+		return 0;
+	return (*value = strdup(E.value[i])) ? 1 : -1;
+}
+
+static int m_set(void *ctx, const char *name, const char *value)
+{
+	int i = find(name);
+
+	(void)ctx;
+	if (strlen(name) >= sizeof(E.name[0]))
+		return -1;
+	if (i < 0) {
+		if (E.n == VARS)
+			return -1;
+		i = E.n++;
+		strcpy(E.name[i], name);
+	} else {
+		free(E.value[i]);
+	}
+	E.value[i] = strdup(value);
+	return E.value[i] ? 0 : -1;
+}
+
+static void m_unset(void *ctx, const char *name)
+{
+	int i = find(name);
+
+	(void)ctx;
+	if (i < 0)
+		return;
+	free(E.value[i]);
+	E.n--;
+	memmove(E.name[i], E.name[E.n], sizeof(E.name[0]));
+	E.value[i] = E.value[E.n];
+}
+
+static const struct rdzv_ho_env M = { m_get, m_set, m_unset, NULL };
+
+static void reset(void)
+{
+	while (E.n)
+		m_unset(NULL, E.name[0]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_pieces p;
+	char name[64], err[256], *text = NULL, *whole;
+	int i, rc;
+
+	if (fuzz_split(data, size, &p) < 0)
+		return 0;
+	reset();
+	m_set(NULL, RDZV_HO_PLAN, p.v[0]);
+	for (i = 1; i < p.n; i++) {
+		snprintf(name, sizeof(name), "%s_%d", RDZV_HO_PLAN, i);
+		m_set(NULL, name, p.v[i]);
+	}
+	rc = rdzv_handover_take(&M, RDZV_HO_PLAN, &text, err, sizeof(err));
+	FUZZ_ASSERT(rc >= -1 && rc <= 1);
+	FUZZ_ASSERT((rc == 1) == (text != NULL));
+	if (rc == 1 && p.v[0][0] != '#')
+		FUZZ_ASSERT(strcmp(text, p.v[0]) == 0);
+	for (i = 0; i < E.n; i++)
+		FUZZ_ASSERT(strncmp(E.name[i], RDZV_HO_PLAN, strlen(RDZV_HO_PLAN)) != 0);
+	free(text);
+	text = NULL;
+	/* The raw input as one text: put, then taken back the same. */
+	reset();
+	if ((whole = fuzz_string(data, size)) && strlen(whole) < 30 * RDZV_HANDOVER_PART) {
+		FUZZ_ASSERT(rdzv_handover_put(&M, RDZV_HO_DOMAINS, whole, err, sizeof(err)) == 0);
+		FUZZ_ASSERT(rdzv_handover_take(&M, RDZV_HO_DOMAINS, &text, err, sizeof(err)) == 1);
+		FUZZ_ASSERT(strcmp(text, whole) == 0 && E.n == 0);
+		free(text);
+	}
+	free(whole);
+	reset();
+	fuzz_pieces_free(&p);
+	return 0;
+}
