@@ -295,6 +295,71 @@ static void step_domains_free(void)
 	memset(&sd, 0, sizeof(sd));
 }
 
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+/* The step's partition: srun's own -p/--partition, else the allocation's
+ * (SLURM_JOB_PARTITION, set inside salloc and sbatch). A list of partitions
+ * names none (the job runs in one of them): NULL, as without one. */
+static char *step_partition(void)
+{
+	char *buf = NULL, **av = NULL, *part = NULL;
+	const char *env = getenv("SLURM_JOB_PARTITION");
+	struct rdzv_srun_args it;
+	struct rdzv_srun_arg a;
+	int ac = rdzv_srun_argv(&buf, &av);
+
+	rdzv_srun_args_init(&it, ac > 0 ? ac : 0, av);
+	while (ac > 0 && rdzv_srun_args_next(&it, &a, NULL, 0) > 0)
+		if (rdzv_srun_arg_is(&a, 'p', "partition", 4) && a.value) {
+			free(part);
+			part = strdup(a.value);
+		}
+	if (!part && env && *env)
+		part = strdup(env);
+	free(av);
+	free(buf);
+	if (part && strchr(part, ',')) {
+		free(part);
+		part = NULL;
+	}
+	return part;
+}
+
+/* The topology of the step's partition (25.05+: a partition's Topology= in
+ * topology.yaml; slurm_load_topo(.., NULL) reads the cluster default). One
+ * more look-up of slurmctld, only under nvlink_domain=block and only when
+ * the step names its partition. Returns the name (to free) or NULL for the
+ * default. */
+static char *partition_topology(char *err, size_t errlen, int *failed)
+{
+	__typeof__(slurm_load_partitions) *load;
+	__typeof__(slurm_free_partition_info_msg) *release;
+	partition_info_msg_t *msg = NULL;
+	char *part = step_partition(), *name = NULL;
+	uint32_t i;
+
+	*failed = 0;
+	if (!part)
+		return NULL;
+	*(void **)&load = dlsym(RTLD_DEFAULT, "slurm_load_partitions");
+	*(void **)&release = dlsym(RTLD_DEFAULT, "slurm_free_partition_info_msg");
+	if (!load || !release || load(0, &msg, SHOW_ALL) != 0 || !msg) {
+		*failed = 1;
+		rdzv_err(err, errlen, "slurmctld gave no partitions to find partition %s's "
+		         "topology (slurm_load_partitions: error %d)", part, errno);
+		free(part);
+		return NULL;
+	}
+	for (i = 0; i < msg->record_count; i++)
+		if (msg->partition_array[i].name && strcmp(msg->partition_array[i].name, part) == 0
+		    && msg->partition_array[i].topology_name
+		    && *msg->partition_array[i].topology_name)
+			name = strdup(msg->partition_array[i].topology_name);
+	release(msg);
+	free(part);
+	return name;
+}
+#endif
+
 /* Slurm's topology blocks as scontrol show topology prints them, asked of
  * slurmctld (slurm_load_topo) and printed by srun's own topology plugin
  * (slurm_print_topo_info_msg) into memory. Returns 0 with *text to free. */
@@ -317,7 +382,24 @@ static int topo_blocks_text(char **text, char *err, size_t errlen)
 	if (!load || !print || !release)
 		return rdzv_err(err, errlen, "srun's libslurm has no slurm_load_topo");
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
-	rc = load(&resp, NULL);
+	{
+		int failed;
+		char *topo = partition_topology(err, errlen, &failed);
+
+		if (failed)
+			return -1;
+		rc = load(&resp, topo);
+		if (rc != 0 || !resp) {
+			rdzv_err(err, errlen, "slurmctld gave no topology%s%s (slurm_load_topo: error "
+			         "%d)", topo ? " named " : "", topo ? topo : "", errno);
+			free(topo);
+			return -1;
+		}
+		if (topo && rdzv.opts.verbose > 0)
+			fprintf(stderr, RDZV_TAG ": NVLink domains from topology %s, the step's "
+			        "partition's\n", topo);
+		free(topo);
+	}
 #else
 	rc = load(&resp);
 #endif
@@ -618,11 +700,27 @@ static void release_own_allocation(spank_t sp)
 {
 	__typeof__(slurm_complete_job) *complete;
 	uint32_t job = 0;
+	int rc;
 
 	if (!rdzv.srun_allocates || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
 		return;
 	*(void **)&complete = dlsym(RTLD_DEFAULT, "slurm_complete_job");
-	if (complete && complete(job, 1) == 0)
+	if (!complete)
+		return;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	{
+		slurm_step_id_t id;
+
+		memset(&id, 0, sizeof(id));
+		id.job_id = job;
+		id.step_id = NO_VAL;
+		id.step_het_comp = NO_VAL;
+		rc = complete(&id, 1);
+	}
+#else
+	rc = complete(job, 1);
+#endif
+	if (rc == 0)
 		slurm_verbose(RDZV_TAG ": released job %u, made by srun for the refused step", job);
 }
 

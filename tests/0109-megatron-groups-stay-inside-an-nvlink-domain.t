@@ -122,6 +122,41 @@ if e2e_slurm_at_least 26.05; then
 		--tensor-model-parallel-size 4
 	run_to 60 srun --rdzv=megatron -N4 --ntasks-per-node=2 bash -c 'echo "D=${RDZV_NVLINK_DOMAIN-unset}"'
 	is "$(printf '%s\n' "$out" | sort -u)" "D=unset" "nvlink_domain=node: no RDZV_NVLINK_DOMAIN is set in any task"
+	# Several topologies (topology.yaml): each partition's own. The
+	# cluster default pairs n1 with n3; partition gpu's topology pairs n1
+	# with n2. A step in gpu gets gpu's blocks, not the default's.
+	e2e_stop
+	e2e_start RDZV_NODES=4 RDZV_PART_GPU_OPTS="Topology=pairs" RDZV_PLUGSTACK_ARGS="nvlink_domain=block" \
+		RDZV_TOPOLOGY_YAML="- topology: racks
+  cluster_default: true
+  block:
+    block_sizes: [2, 4]
+    blocks:
+      - block: b1
+        nodes: n[1,3]
+      - block: b2
+        nodes: n[2,4]
+- topology: pairs
+  cluster_default: false
+  block:
+    block_sizes: [2, 4]
+    blocks:
+      - block: c1
+        nodes: n[1-2]
+      - block: c2
+        nodes: n[3-4]"
+	dom='echo "$SLURMD_NODENAME ${RDZV_NVLINK_DOMAIN-unset}"'
+	run_to 60 srun -p gpu --rdzv=torch --rdzv-verbose -N4 --ntasks-per-node=1 bash -c "$dom"
+	is "$(printf '%s\n' "$out" | grep -E '^n[0-9] ' | sort | tr '\n' ' ')" "n1 c1 n2 c1 n3 c2 n4 c2 " \
+		"topology.yaml: srun -p gpu (Topology=pairs): each node's domain is its block in pairs"
+	like "$out" "NVLink domains from topology pairs, the step's partition's" "... and srun says which topology it read"
+	[ "$rc" = 0 ] || diag "$(printf '%s\n' "$out" | tail -n 5)"
+	run_to 60 srun --rdzv=torch -N4 --ntasks-per-node=1 bash -c "$dom"
+	is "$(printf '%s\n' "$out" | grep -E '^n[0-9] ' | sort | tr '\n' ' ')" "n1 b1 n2 b2 n3 b1 n4 b2 " \
+		"... while a step of the default partition gets the cluster default's blocks (racks)"
+	run_to 90 salloc -p gpu -N4 bash -c "srun --rdzv=torch --ntasks-per-node=1 bash -c '$dom'"
+	is "$(printf '%s\n' "$out" | grep -E '^n[0-9] ' | sort | tr '\n' ' ')" "n1 c1 n2 c1 n3 c2 n4 c2 " \
+		"... and a step inside salloc -p gpu gets pairs' blocks (the allocation's partition)"
 else
 	refused "TP=4 in list order (n1 b1, n2 b2)" \
 		"TP=4 \(--tensor-model-parallel-size\): the group of ranks 0-3 would span NVLink domains b1 \(ranks 0-1 on n1\) and b2 \(ranks 2-3 on n2\)" \

@@ -34,6 +34,10 @@
 #   RDZV_TOPOLOGY_CONF    the text of a topology.conf (SwitchName= or BlockName=
 #                         lines) written beside slurm.conf; its TopologyPlugin= goes
 #                         in RDZV_SLURM_EXTRA
+#   RDZV_TOPOLOGY_YAML    the text of a topology.yaml (25.05+: several named
+#                         topologies; it wins over topology.conf)
+#   RDZV_PART_DEBUG_OPTS, RDZV_PART_GPU_OPTS
+#                         more options of partition debug or gpu (e.g. Topology=NAME)
 #   RDZV_CONTAIN_SPANK=1  (Slurm 24.05+) each job in its own mount namespace with
 #                         a private /dev/shm (job_container/tmpfs, named
 #                         namespace/tmpfs from 25.11; BasePath under /run/rdzv-ns) and
@@ -170,8 +174,8 @@ CONF
 				echo "NodeName=n$k NodeAddr=$(node_addr "$k") NodeHostname=n$k Port=$((slurmd_port_base + k)) CPUs=$cpus RealMemory=4000 State=UNKNOWN"
 			fi
 		done
-		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP"
-		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP"
+		echo "PartitionName=debug Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP${RDZV_PART_DEBUG_OPTS:+ $RDZV_PART_DEBUG_OPTS}"
+		echo "PartitionName=gpu Nodes=n[1-$nodes] MaxTime=INFINITE State=UP${RDZV_PART_GPU_OPTS:+ $RDZV_PART_GPU_OPTS}"
 		[ "${RDZV_GHOST_NODE:-0}" = 1 ] && echo "PartitionName=ghost Nodes=ghost,n1 MaxTime=INFINITE State=UP"
 		if [ -n "$contain_spank" ]; then
 			if slurm_at_least 25.11; then echo "NamespaceType=namespace/tmpfs"; else echo "JobContainerType=job_container/tmpfs"; fi
@@ -206,6 +210,11 @@ CONF
 		printf '%s\n' "$RDZV_TOPOLOGY_CONF" > "$dir/topology.conf"
 	else
 		rm -f "$dir/topology.conf"
+	fi
+	if [ -n "${RDZV_TOPOLOGY_YAML:-}" ]; then
+		printf '%s\n' "$RDZV_TOPOLOGY_YAML" > "$dir/topology.yaml"
+	else
+		rm -f "$dir/topology.yaml"
 	fi
 	if [ -n "${RDZV_CGROUP_CONF:-}" ]; then
 		{ echo "# from RDZV_CGROUP_CONF"; cat "$RDZV_CGROUP_CONF"; } > "$dir/cgroup.conf"
