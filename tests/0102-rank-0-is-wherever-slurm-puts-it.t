@@ -15,9 +15,7 @@ e2e_require torch
 where="$top_srcdir/tests/e2e/where_rank0.py"
 check="$PY $top_srcdir/tests/e2e/check_where.py"
 cd "$(mktemp -d)" || exit 1
-tree='SwitchName=s1 Nodes=n[3-4]
-SwitchName=s2 Nodes=n[1-2]
-SwitchName=top Switches=s[1-2]'
+tree=$E2E_TREE_3412
 
 # case LABEL MODE NTASKS [--meet] [--master NODE] -- CMD...: one step, checked.
 case_() {
@@ -88,9 +86,7 @@ fi
 if e2e_slurm_at_least 26.05; then
 	e2e_stop
 	e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="TopologyPlugin=topology/block" \
-		RDZV_TOPOLOGY_CONF="BlockName=b1 Nodes=n[1,3]
-BlockName=b2 Nodes=n[2,4]
-BlockSizes=2,4"
+		RDZV_TOPOLOGY_CONF="$E2E_BLOCK_1324"
 	diag "topology/block: b1=n[1,3], b2=n[2,4]"
 	case_ "block, --rdzv=torch, 4 nodes x 2, ranks meet" torch 8 --meet --master n1 -- \
 		srun -N4 --ntasks-per-node=2 --rdzv=torch $PY "$where" --meet

@@ -30,9 +30,7 @@ finish() {
 	cd /
 	rm -rf "$work"
 }
-tree='SwitchName=s1 Nodes=n[3-4]
-SwitchName=s2 Nodes=n[1-2]
-SwitchName=top Switches=s[1-2]'
+tree=$E2E_TREE_3412
 t0=n1
 e2e_slurm_at_least 26.05 && t0=n3
 export RDZV_0110_VAR=kept
@@ -122,9 +120,7 @@ e2e_plugstack "hang_python=$top_srcdir/helpers/python" "hang_helper=$hang"
 if e2e_slurm_at_least 26.05; then
 	e2e_stop
 	e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="TopologyPlugin=topology/block" \
-		RDZV_TOPOLOGY_CONF="BlockName=b1 Nodes=n[1,3]
-BlockName=b2 Nodes=n[2,4]
-BlockSizes=2,4"
+		RDZV_TOPOLOGY_CONF="$E2E_BLOCK_1324"
 	diag "topology/block: b1=n[1,3], b2=n[2,4]"
 	for form in --export=NONE --export=RDZV_0110_VAR; do
 		placed "block, srun $form" 8 n1 -- \

@@ -9,74 +9,10 @@
 #include "fuzz.h"
 #include "handover.h"
 
-#define VARS (FUZZ_PIECES_MAX + 8)
+#include "../unit/memenv.h"
 
-static struct {
-	char name[VARS][64];
-	char *value[VARS];
-	int n;
-} E;
-
-static int find(const char *name)
-{
-	int i;
-
-	for (i = 0; i < E.n; i++)
-		if (strcmp(E.name[i], name) == 0)
-			return i;
-	return -1;
-}
-
-static int m_get(void *ctx, const char *name, char **value)
-{
-	int i = find(name);
-
-	(void)ctx;
-	*value = NULL;
-	if (i < 0)
-		return 0;
-	return (*value = strdup(E.value[i])) ? 1 : -1;
-}
-
-static int m_set(void *ctx, const char *name, const char *value)
-{
-	int i = find(name);
-
-	(void)ctx;
-	if (strlen(name) >= sizeof(E.name[0]))
-		return -1;
-	if (i < 0) {
-		if (E.n == VARS)
-			return -1;
-		i = E.n++;
-		strcpy(E.name[i], name);
-	} else {
-		free(E.value[i]);
-	}
-	E.value[i] = strdup(value);
-	return E.value[i] ? 0 : -1;
-}
-
-static void m_unset(void *ctx, const char *name)
-{
-	int i = find(name);
-
-	(void)ctx;
-	if (i < 0)
-		return;
-	free(E.value[i]);
-	E.n--;
-	memmove(E.name[i], E.name[E.n], sizeof(E.name[0]));
-	E.value[i] = E.value[E.n];
-}
-
-static const struct rdzv_ho_env M = { m_get, m_set, m_unset, NULL };
-
-static void reset(void)
-{
-	while (E.n)
-		m_unset(NULL, E.name[0]);
-}
+#define E memenv
+#define M memenv_ops
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -86,11 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fuzz_split(data, size, &p) < 0)
 		return 0;
-	reset();
-	m_set(NULL, RDZV_HO_PLAN, p.v[0]);
+	memenv_reset();
+	memenv_set(NULL, RDZV_HO_PLAN, p.v[0]);
 	for (i = 1; i < p.n; i++) {
 		snprintf(name, sizeof(name), "%s_%d", RDZV_HO_PLAN, i);
-		m_set(NULL, name, p.v[i]);
+		memenv_set(NULL, name, p.v[i]);
 	}
 	rc = rdzv_handover_take(&M, RDZV_HO_PLAN, &text, err, sizeof(err));
 	FUZZ_ASSERT(rc >= -1 && rc <= 1);
@@ -102,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(text);
 	text = NULL;
 	/* The raw input as one text: put, then taken back the same. */
-	reset();
+	memenv_reset();
 	if ((whole = fuzz_string(data, size)) && strlen(whole) < 30 * RDZV_HANDOVER_PART) {
 		FUZZ_ASSERT(rdzv_handover_put(&M, RDZV_HO_DOMAINS, whole, err, sizeof(err)) == 0);
 		FUZZ_ASSERT(rdzv_handover_take(&M, RDZV_HO_DOMAINS, &text, err, sizeof(err)) == 1);
@@ -110,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(text);
 	}
 	free(whole);
-	reset();
+	memenv_reset();
 	fuzz_pieces_free(&p);
 	return 0;
 }

@@ -81,6 +81,16 @@ e2e_require() {
 	done
 }
 
+# The measured layouts of doc/modes.md, 4 nodes: a tree whose first leaf
+# switch holds n3-n4 (26.05 puts task 0 on n3), and blocks pairing n1 with n3
+# (26.05 lays ranks n1 n3 n2 n4).
+E2E_TREE_3412='SwitchName=s1 Nodes=n[3-4]
+SwitchName=s2 Nodes=n[1-2]
+SwitchName=top Switches=s[1-2]'
+E2E_BLOCK_1324='BlockName=b1 Nodes=n[1,3]
+BlockName=b2 Nodes=n[2,4]
+BlockSizes=2,4'
+
 e2e_stop() {
 	env "${e2e_vars[@]}" top_srcdir="$top_srcdir" top_builddir="$top_builddir" bash "$cluster" stop >/dev/null 2>&1
 }

@@ -13,77 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VARS 256
+#include "memenv.h"
 
-static struct {
-	char *name[VARS], *value[VARS];
-	int n, sets;
-	size_t longest;
-} E;
-
-static int find(const char *name)
-{
-	int i;
-
-	for (i = 0; i < E.n; i++)
-		if (strcmp(E.name[i], name) == 0)
-			return i;
-	return -1;
-}
-
-static int m_get(void *ctx, const char *name, char **value)
-{
-	int i = find(name);
-
-	(void)ctx;
-	*value = NULL;
-	if (i < 0)
-		return 0;
-	return (*value = strdup(E.value[i])) ? 1 : -1;
-}
-
-static int m_set(void *ctx, const char *name, const char *value)
-{
-	int i = find(name);
-
-	(void)ctx;
-	E.sets++;
-	if (strlen(value) > E.longest)
-		E.longest = strlen(value);
-	if (i < 0) {
-		if (E.n == VARS)
-			return -1;
-		i = E.n++;
-		E.name[i] = strdup(name);
-	} else {
-		free(E.value[i]);
-	}
-	E.value[i] = strdup(value);
-	return 0;
-}
-
-static void m_unset(void *ctx, const char *name)
-{
-	int i = find(name);
-
-	(void)ctx;
-	if (i < 0)
-		return;
-	free(E.name[i]);
-	free(E.value[i]);
-	E.name[i] = E.name[E.n - 1];
-	E.value[i] = E.value[E.n - 1];
-	E.n--;
-}
-
-static const struct rdzv_ho_env M = { m_get, m_set, m_unset, NULL };
+#define E memenv
+#define M memenv_ops
+#define m_set memenv_set
+#define m_unset memenv_unset
+#define find memenv_find
 
 static void reset(void)
 {
-	while (E.n)
-		m_unset(NULL, E.name[0]);
-	E.sets = 0;
-	E.longest = 0;
+	memenv_reset();
 }
 
 /* A text of n bytes like a node order ("0-3,17,9,..."), seeded. */
