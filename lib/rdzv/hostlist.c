@@ -1,5 +1,6 @@
-/* hostlist.c: see hostlist.h. A streaming reader: no allocation, no
- * expansion; memory is constant and time linear in the expression. */
+/* hostlist.c: see hostlist.h. A streaming reader: no expansion; memory is
+ * constant (but for the cursors of an item of more than 8 bracket groups
+ * under rdzv_hostlist_each) and time linear in the expression. */
 #include "config.h"
 #include "hostlist.h"
 #include "util.h"
@@ -8,6 +9,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* An upper bound far above any cluster; keeps products from overflowing. */
@@ -261,18 +263,128 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
 	return rdzv_err(err, errlen, "host %zu is past the end of '%.64s'", n, list);
 }
 
-/* Work allowed to one membership test: adjacent groups ("n[1-9][1-99]") can
- * each take one or more of the host's digits, so matching may branch; far
- * above any real list, and a bound on a hostile one. */
-#define MATCH_STEPS_MAX 100000u
+/* One bracket group of an item while the walk goes through it: where it is
+ * in the text, which of its ranges and which value it is at. */
+struct cursor {
+	size_t open, close; /* its '[' and ']' */
+	size_t next;        /* the end of the current range: a ',' or close */
+	uint64_t hi, val;
+	int width;
+};
 
-/* Whether host h matches the item [i, e) from position i on: literals one
- * for one, a bracket group by one of its values written at the range's
- * width. *steps counts the calls; -1 when they run out. */
+/* Put the cursor on the range starting at at. */
+static int cursor_range(const char *s, struct cursor *c, size_t at, char *err, size_t errlen)
+{
+	size_t j = at;
+	uint64_t lo;
+
+	while (j < c->close && s[j] != ',')
+		j++;
+	c->next = j;
+	if (parse_range(s, at, j, &lo, &c->hi, &c->width, err, errlen) < 0)
+		return -1;
+	c->val = lo;
+	return 0;
+}
+
+/* The group's next value: 1, or 0 when it wrapped round to its first. */
+static int cursor_step(const char *s, struct cursor *c, char *err, size_t errlen)
+{
+	if (c->val < c->hi) {
+		c->val++;
+		return 1;
+	}
+	if (c->next < c->close)
+		return cursor_range(s, c, c->next + 1, err, errlen) < 0 ? -1 : 1;
+	return cursor_range(s, c, c->open + 1, err, errlen) < 0 ? -1 : 0;
+}
+
+/* v written in decimal, at least width digits, into out (32 bytes). */
+static size_t put_num(char *out, uint64_t v, int width)
+{
+	char tmp[24];
+	size_t n = 0, k = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (; width > (int)n; width--) /* width <= 20: parse_range */
+		out[k++] = '0';
+	while (n)
+		out[k++] = tmp[--n];
+	return k;
+}
+
+/* The host the cursors stand on, written into out. */
+static int item_host(const char *s, size_t b, size_t e, const struct cursor *g, size_t ng,
+                     char *out, size_t outlen, char *err, size_t errlen)
+{
+	size_t used = 0, lit = b, k;
+	char num[32];
+
+	out[0] = '\0';
+	for (k = 0; k < ng; k++) {
+		if (append(out, outlen, &used, s + lit, g[k].open - lit, err, errlen) < 0
+		    || append(out, outlen, &used, num, put_num(num, g[k].val, g[k].width), err,
+		              errlen) < 0)
+			return -1;
+		lit = g[k].close + 1;
+	}
+	return append(out, outlen, &used, s + lit, e - lit, err, errlen);
+}
+
+/* Every host of the item [b, e), in item_nth's order, one pass: the groups
+ * are an odometer (the last group turns fastest, then the first, the
+ * second, ...), each range expanded as it is reached. */
+static int item_each(const char *s, size_t b, size_t e, int (*fn)(const char *, void *),
+                     void *ctx, char *err, size_t errlen)
+{
+	struct cursor small[8], *g = small;
+	char host[RDZV_HOST_MAX];
+	size_t ng = 0, i, k;
+	int rv = -1, r;
+
+	for (i = b; i < e; i++)
+		ng += s[i] == '[';
+	if (ng > 8 && !(g = calloc(ng, sizeof(*g))))
+		return rdzv_err(err, errlen, "out of memory for a host list item of %zu groups", ng);
+	for (i = b, k = 0; i < e; i++) {
+		if (s[i] != '[')
+			continue;
+		g[k].open = i;
+		g[k].close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
+		if (cursor_range(s, &g[k], i + 1, err, errlen) < 0)
+			goto out;
+		i = g[k++].close;
+	}
+	for (;;) {
+		if (item_host(s, b, e, g, ng, host, sizeof(host), err, errlen) < 0)
+			goto out;
+		if ((r = fn(host, ctx)) != 0) {
+			rv = r;
+			goto out;
+		}
+		if (ng == 0)
+			break;
+		if ((r = cursor_step(s, &g[ng - 1], err, errlen)) < 0)
+			goto out;
+		for (k = 0; r == 0 && k + 1 < ng; k++)
+			if ((r = cursor_step(s, &g[k], err, errlen)) < 0)
+				goto out;
+		if (r == 0)
+			break; /* every group wrapped: the item is done */
+	}
+	rv = 0;
+out:
+	if (g != small)
+		free(g);
+	return rv;
+}
+
 int rdzv_hostlist_each(const char *list, int (*fn)(const char *host, void *ctx), void *ctx,
                        char *err, size_t errlen)
 {
-	char host[RDZV_HOST_MAX];
 	size_t pos = 0, b, e;
 	int rc;
 
@@ -281,22 +393,22 @@ int rdzv_hostlist_each(const char *list, int (*fn)(const char *host, void *ctx),
 	if (rdzv_hostlist_count(list, err, errlen) < 0)
 		return -1;
 	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
-		uint64_t cnt, k;
+		int r = item_each(list, b, e, fn, ctx, err, errlen);
 
-		if (item_count(list, b, e, &cnt, err, errlen) < 0)
-			return -1;
-		for (k = 0; k < cnt; k++) {
-			int r;
-
-			if (item_nth(list, b, e, k, host, sizeof(host), err, errlen) < 0)
-				return -1;
-			if ((r = fn(host, ctx)) != 0)
-				return r;
-		}
+		if (r != 0)
+			return r;
 	}
 	return rc < 0 ? -1 : 0;
 }
 
+/* Work allowed to one membership test: adjacent groups ("n[1-9][1-99]") can
+ * each take one or more of the host's digits, so matching may branch; far
+ * above any real list, and a bound on a hostile one. */
+#define MATCH_STEPS_MAX 100000u
+
+/* Whether host h matches the item [i, e) from position i on: literals one
+ * for one, a bracket group by one of its values written at the range's
+ * width. *steps counts the calls; -1 when they run out. */
 static int item_match(const char *s, size_t i, size_t e, const char *h, unsigned *steps)
 {
 	size_t close, b, nd, d;
