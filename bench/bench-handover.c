@@ -128,10 +128,8 @@ static int srun_order(struct ctx *c, uint32_t *master, struct rdzv_plan *plan, c
 {
 	const struct layout *l = &c->lay;
 
-	if (!(c->order = malloc(RDZV_ORDER_MAX + 1)))
-		return -1;
-	if (rdzv_order_from_layout(l->nnodes, l->ntasks, l->tasks, l->tids, master, c->order,
-	                           RDZV_ORDER_MAX + 1, err, errlen) < 0)
+	if (rdzv_order_from_layout(l->nnodes, l->ntasks, l->tasks, l->tids, master, &c->order,
+	                           err, errlen) < 0)
 		return -1;
 	c->order_len = strlen(c->order);
 	if (rdzv_hostlist_nth(c->list, *master, plan->host, sizeof(plan->host), err, errlen) < 0)
@@ -141,12 +139,10 @@ static int srun_order(struct ctx *c, uint32_t *master, struct rdzv_plan *plan, c
 
 static int srun_plan(struct ctx *c, struct rdzv_plan *plan, char *err, size_t errlen)
 {
-	size_t len = RDZV_HOST_MAX + 64 + RDZV_ORDER_MAX;
-
 	plan->order_known = 1;
 	plan->order = c->order;
-	if (!(c->plan = malloc(len)) || rdzv_plan_format(plan, c->plan, len) < 0) {
-		snprintf(err, errlen, "the plan does not fit");
+	if (!(c->plan = rdzv_plan_text(plan))) {
+		snprintf(err, errlen, "out of memory for the plan");
 		return -1;
 	}
 	return 0;
@@ -154,12 +150,8 @@ static int srun_plan(struct ctx *c, struct rdzv_plan *plan, char *err, size_t er
 
 static int srun_map(struct ctx *c, const struct rdzv_domains *d, char *err, size_t errlen)
 {
-	if (!(c->map = malloc(RDZV_DOMAINS_TEXT_MAX + 1))
-	    || rdzv_domains_format(1, 2, d, c->map, RDZV_DOMAINS_TEXT_MAX + 1) < 0) {
-		snprintf(err, errlen, "the domain map is longer than %u bytes",
-		         RDZV_DOMAINS_TEXT_MAX);
+	if (rdzv_domains_text(1, 2, d, &c->map, err, errlen) < 0)
 		return -1;
-	}
 	c->map_len = strlen(c->map);
 	return 0;
 }

@@ -180,9 +180,10 @@ static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *p
 	if (rc == 0 && !t)
 		return 0;
 	spank_unsetenv(sp, RDZV_STEP_PLAN_VAR);
-	if (rc < 0 || !t || strlen(t) > RDZV_ORDER_MAX + RDZV_HOST_MAX + 64) {
+	if (rc < 0 || !t || strlen(t) > rdzv_order_text_max(st->nnodes) + RDZV_HOST_MAX + 64) {
 		free(t);
-		return rdzv_err(err, errlen, "%s is unreadable or too long", RDZV_STEP_PLAN_VAR);
+		return rdzv_err(err, errlen, "%s is unreadable or longer than a plan for %u nodes "
+		                "can be", RDZV_STEP_PLAN_VAR, st->nnodes);
 	}
 	if (rdzv_plan_parse(t, &p, err, errlen) < 0) {
 		free(t);

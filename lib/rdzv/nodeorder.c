@@ -17,24 +17,38 @@ static int by_first(const void *a, const void *b)
 	return x->first_tid < y->first_tid ? -1 : x->first_tid > y->first_tid;
 }
 
-/* Append "a" or "a-b" (with a leading comma unless first) to out. */
-static int put_range(char *out, size_t len, size_t *at, uint32_t a, uint32_t b)
+static unsigned digits(uint32_t v)
+{
+	unsigned n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+size_t rdzv_order_text_max(uint32_t nnodes)
+{
+	return (size_t)nnodes * (digits(nnodes ? nnodes - 1 : 0) + 1) + 1;
+}
+
+/* Append "a" or "a-b" (with a leading comma unless first) to out, which
+ * rdzv_order_text_max sized: a range of k ids takes at most k ids' room. */
+static void put_range(char *out, size_t *at, uint32_t a, uint32_t b)
 {
 	int n;
 
 	if (a == b)
-		n = snprintf(out + *at, len - *at, "%s%u", *at ? "," : "", a);
+		n = sprintf(out + *at, "%s%u", *at ? "," : "", a);
 	else
-		n = snprintf(out + *at, len - *at, "%s%u-%u", *at ? "," : "", a, b);
-	if (n < 0 || (size_t)n >= len - *at)
-		return -1;
+		n = sprintf(out + *at, "%s%u-%u", *at ? "," : "", a, b);
 	*at += (size_t)n;
-	return 0;
 }
 
 int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
-                           uint32_t *const *tids, uint32_t *master_node, char *order,
-                           size_t orderlen, char *err, size_t errlen)
+                           uint32_t *const *tids, uint32_t *master_node, char **order,
+                           char *err, size_t errlen)
 {
 	struct first *f = NULL;
 	unsigned char *seen = NULL;
@@ -42,13 +56,17 @@ int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t 
 	uint64_t sum = 0;
 	size_t at = 0;
 	int identity = 1, rv = -1;
+	char *text = NULL;
 
-	if (!order || orderlen == 0)
+	if (!order)
 		return rdzv_err(err, errlen, "no room for the node order");
-	order[0] = '\0';
+	*order = NULL;
 	if (node_cnt == 0 || task_cnt == 0 || !tasks || !tids)
 		return rdzv_err(err, errlen, "the step layout is empty (%u nodes, %u tasks)",
 		                node_cnt, task_cnt);
+	if (node_cnt > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", node_cnt, RDZV_STEP_NODES_MAX);
 	if (!(f = calloc(node_cnt, sizeof(*f))) || !(seen = calloc((task_cnt + 7) / 8, 1))) {
 		rdzv_err(err, errlen, "out of memory for a layout of %u nodes", node_cnt);
 		goto out;
@@ -85,19 +103,18 @@ int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t 
 	for (i = 0; i < node_cnt; i++)
 		if (f[i].node != i)
 			identity = 0;
-	if (!identity) {
-		for (i = 0; i < node_cnt; i = j) {
-			start = f[i].node;
-			for (j = i + 1; j < node_cnt && f[j].node == f[j - 1].node + 1; j++)
-				;
-			if (put_range(order, orderlen, &at, start, f[j - 1].node) < 0) {
-				order[0] = '\0';
-				rdzv_err(err, errlen, "the order of the step's %u nodes does not fit in "
-				         "%zu bytes", node_cnt, orderlen);
-				goto out;
-			}
-		}
+	if (!(text = malloc(identity ? 1 : rdzv_order_text_max(node_cnt)))) {
+		rdzv_err(err, errlen, "out of memory for the order of %u nodes", node_cnt);
+		goto out;
 	}
+	text[0] = '\0';
+	for (i = 0; !identity && i < node_cnt; i = j) {
+		start = f[i].node;
+		for (j = i + 1; j < node_cnt && f[j].node == f[j - 1].node + 1; j++)
+			;
+		put_range(text, &at, start, f[j - 1].node);
+	}
+	*order = text;
 	rv = 0;
 out:
 	free(seen);
@@ -130,6 +147,9 @@ int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char
 
 	if (!order)
 		return rdzv_err(err, errlen, "no node order");
+	if (nnodes > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", nnodes, RDZV_STEP_NODES_MAX);
 	if (!*order) {
 		for (v = 0; v < nnodes; v++)
 			pos[v] = v;
@@ -183,6 +203,9 @@ int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
 	if (nnodes == 0 || node_id >= nnodes)
 		return rdzv_err(err, errlen, "node %u is not one of the step's %u nodes", node_id,
 		                nnodes);
+	if (nnodes > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", nnodes, RDZV_STEP_NODES_MAX);
 	if (!*order) {
 		*position = node_id;
 		return 0;
