@@ -1,7 +1,7 @@
 /* bench-handover.c: what srun and each node spend on a step's node order and
  * NVLink domain map (issue 31), from the files Slurm's answers would give:
  *
- *   bench-handover [--header] [--case NAME] [--reps N] NODES TOPO LAYOUT
+ *   bench-handover [--header] [--case NAME] [--reps N] [--save DIR] NODES TOPO LAYOUT
  *
  * NODES   the step's node list, one line (slurm_step_layout_t node_list);
  * TOPO    Slurm's topology print (scontrol show topology, topology/block):
@@ -19,7 +19,8 @@
  * name, the map parsed and the node's place in its domain.
  * Prints one row: nodes, case, order bytes, map bytes, srun ms, node ms
  * (medians of --reps runs, default 5), handed over: yes when srun produced
- * both texts and the node read them back, no (the reason on stderr). */
+ * both texts and the node read them back, no (the reason on stderr).
+ * --save DIR writes srun's texts there (order, map, plan). */
 #include "config.h"
 #include "bench.h"
 #include "domain.h"
@@ -229,6 +230,25 @@ static int node_work(void *p, char *err, size_t errlen)
 	return rv;
 }
 
+static int save_one(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!text || !(f = fopen(path, "w")))
+		return -1;
+	rc = fprintf(f, "%s\n", text) < 0;
+	return fclose(f) != 0 || rc ? -1 : 0;
+}
+
+static int save_texts(const char *dir, const struct ctx *c)
+{
+	return save_one(dir, "order", c->order) < 0 || save_one(dir, "map", c->map) < 0
+	       || save_one(dir, "plan", c->plan) < 0 ? -1 : 0;
+}
+
 static double median_ms(int (*work)(void *, char *, size_t), struct ctx *c, unsigned reps,
                         char *err, size_t errlen)
 {
@@ -250,7 +270,7 @@ static double median_ms(int (*work)(void *, char *, size_t), struct ctx *c, unsi
 int main(int argc, char **argv)
 {
 	struct ctx c;
-	const char *kase = "-";
+	const char *kase = "-", *save = NULL;
 	unsigned reps = 5;
 	double srun_ms = -1, node_ms = -1;
 	char err[1024] = "", *layout;
@@ -265,6 +285,8 @@ int main(int argc, char **argv)
 				return 0;
 		} else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
 			kase = argv[++i];
+		} else if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) {
+			save = argv[++i];
 		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
 			reps = (unsigned)strtoul(argv[++i], NULL, 10);
 			if (reps < 1 || reps > 64)
@@ -272,8 +294,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - i != 3) {
-		fprintf(stderr, "usage: bench-handover [--header] [--case NAME] [--reps N] NODES "
-		        "TOPO LAYOUT\n");
+		fprintf(stderr, "usage: bench-handover [--header] [--case NAME] [--reps N] [--save "
+		        "DIR] NODES TOPO LAYOUT\n");
 		return 2;
 	}
 	if (!(c.list = slurp(argv[i])) || !(c.topo = slurp(argv[i + 1]))
@@ -298,6 +320,8 @@ int main(int argc, char **argv)
 		       c.order_len, c.map_len, srun_ms, node_ms);
 	if (err[0])
 		fprintf(stderr, "bench-handover: %u nodes, %s: %s\n", c.lay.nnodes, kase, err);
+	if (save && save_texts(save, &c) < 0)
+		fprintf(stderr, "bench-handover: cannot write into %s\n", save);
 	srun_free(&c);
 	return 0;
 }

@@ -443,6 +443,33 @@ static int put(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	return 0;
 }
 
+/* put's two cheap cases, for the many node ids of a map. */
+static int put_char(char *buf, size_t len, size_t *used, char c)
+{
+	if (*used + 1 >= len)
+		return -1;
+	buf[(*used)++] = c;
+	buf[*used] = '\0';
+	return 0;
+}
+
+static int put_u32(char *buf, size_t len, size_t *used, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (*used + n >= len)
+		return -1;
+	while (n)
+		buf[(*used)++] = tmp[--n];
+	buf[*used] = '\0';
+	return 0;
+}
+
 /* The longest text d can take: "JOB.STEP:", each domain's "NAME=" and ';',
  * each node's id and a separator, the NUL. */
 static size_t text_max(const struct rdzv_domains *d)
@@ -505,8 +532,10 @@ int rdzv_domains_format(uint32_t job_id, uint32_t step_id, const struct rdzv_dom
 
 			while (e + 1 < z && ids[e + 1] == ids[e] + 1)
 				e++;
-			if (put(buf, len, &used, e > a ? "%s%u-%u" : "%s%u", a == start[k] ? "" : ",",
-			        ids[a], ids[e]) < 0)
+			if ((a > start[k] && put_char(buf, len, &used, ',') < 0)
+			    || put_u32(buf, len, &used, ids[a]) < 0
+			    || (e > a && (put_char(buf, len, &used, '-') < 0
+			                  || put_u32(buf, len, &used, ids[e]) < 0)))
 				goto out;
 			a = e + 1;
 		}

@@ -59,18 +59,38 @@ static int next_item(const char *s, size_t *pos, size_t *b, size_t *e,
 	return 1;
 }
 
+/* A number at s[*i, e) up to a '-' or e: 1 to 20 digits, at most max. */
+static int scan_num(const char *s, size_t *i, size_t e, uint64_t max, uint64_t *v)
+{
+	size_t start = *i;
+	uint64_t x = 0;
+
+	for (; *i < e && s[*i] != '-'; (*i)++) {
+		unsigned d = (unsigned)(s[*i] - '0');
+
+		if (d > 9 || *i - start >= 20)
+			return -1;
+		x = x * 10 + d; /* x <= max / 10 here: no overflow */
+		if (x > max)
+			return -1;
+	}
+	if (*i == start)
+		return -1;
+	*v = x;
+	return 0;
+}
+
 /* One range "lo" or "lo-hi" in [b, e). */
 static int parse_range(const char *s, size_t b, size_t e, uint64_t *lo,
                        uint64_t *hi, int *width, char *err, size_t errlen)
 {
-	const char *dash = memchr(s + b, '-', e - b);
-	size_t lo_end = dash ? (size_t)(dash - s) : e;
+	size_t i = b, lo_end;
 
-	if (rdzv_parse_u64n(s + b, lo_end - b, 0, HOSTS_MAX * 1000, lo) < 0)
+	if (scan_num(s, &i, e, HOSTS_MAX * 1000, lo) < 0)
 		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
+	lo_end = i;
 	*hi = *lo;
-	if (dash && rdzv_parse_u64n(s + lo_end + 1, e - lo_end - 1, 0,
-	                            HOSTS_MAX * 1000, hi) < 0)
+	if (i < e && (i++, scan_num(s, &i, e, HOSTS_MAX * 1000, hi) < 0 || i != e))
 		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
 	if (*hi < *lo)
 		return rdzv_err(err, errlen, "range '%.*s' runs backwards", show(e - b), s + b);
@@ -111,13 +131,25 @@ static int group_walk(const char *s, size_t b, size_t e, uint64_t *size,
 	return 0;
 }
 
-/* Number of hosts in the item [b, e). */
-static int item_count(const char *s, size_t b, size_t e, uint64_t *count,
-                      char *err, size_t errlen)
+/* How many bracket groups an item's sizes are kept for (item_nth needs
+ * them; an item of more groups has them counted again). */
+#define SIZES_KEPT 8
+
+/* An item's host count, and the sizes of its first SIZES_KEPT groups. */
+struct item_info {
+	uint64_t count;
+	uint64_t sizes[SIZES_KEPT];
+	size_t groups;
+};
+
+/* Number of hosts in the item [b, e), and its groups' sizes. */
+static int item_count(const char *s, size_t b, size_t e, struct item_info *in, char *err,
+                      size_t errlen)
 {
 	uint64_t n = 1;
 	size_t i;
 
+	in->groups = 0;
 	for (i = b; i < e; i++) {
 		size_t close;
 		uint64_t g = 1;
@@ -130,9 +162,12 @@ static int item_count(const char *s, size_t b, size_t e, uint64_t *count,
 		if (n > HOSTS_MAX / g)
 			return rdzv_err(err, errlen, "host list names too many hosts");
 		n *= g;
+		if (in->groups < SIZES_KEPT)
+			in->sizes[in->groups] = g;
+		in->groups++;
 		i = close;
 	}
-	*count = n;
+	in->count = n;
 	return 0;
 }
 
@@ -148,17 +183,21 @@ static int append(char *out, size_t outlen, size_t *used, const char *p,
 }
 
 /* Size of the item's last bracket group (1 when it has none). */
-static int last_group_size(const char *s, size_t b, size_t e, uint64_t *size,
-                           char *err, size_t errlen)
+static int last_group_size(const char *s, size_t b, size_t e, const struct item_info *in,
+                           uint64_t *size, char *err, size_t errlen)
 {
 	size_t i, open = e;
 
 	*size = 1;
+	if (in->groups == 0)
+		return 0;
+	if (in->groups <= SIZES_KEPT) {
+		*size = in->sizes[in->groups - 1];
+		return 0;
+	}
 	for (i = b; i < e; i++)
 		if (s[i] == '[')
 			open = i;
-	if (open == e)
-		return 0;
 	return group_walk(s, open + 1,
 	                  (size_t)((const char *)memchr(s + open, ']', e - open) - s),
 	                  size, NULL, NULL, NULL, err, errlen);
@@ -170,13 +209,13 @@ static int last_group_size(const char *s, size_t b, size_t e, uint64_t *size,
  * _push_range_list peels the last group off, then recurses into the prefix
  * from its right end, so "a[1-2]b[1-2]c[1-2]" gives a1b1c1 a1b1c2 a2b1c1
  * a2b1c2 a1b2c1 ...). With two groups this is plain "last fastest". */
-static int item_nth(const char *s, size_t b, size_t e, uint64_t k, char *out,
-                    size_t outlen, char *err, size_t errlen)
+static int item_nth(const char *s, size_t b, size_t e, const struct item_info *in,
+                    uint64_t k, char *out, size_t outlen, char *err, size_t errlen)
 {
 	uint64_t last, below;
-	size_t used = 0, i, lit = b;
+	size_t used = 0, i, lit = b, gi = 0;
 
-	if (last_group_size(s, b, e, &last, err, errlen) < 0)
+	if (last_group_size(s, b, e, in, &last, err, errlen) < 0)
 		return -1;
 	/* below = product of the sizes of the groups varying faster than the
 	 * current one: the last group, then every group already passed. */
@@ -194,9 +233,12 @@ static int item_nth(const char *s, size_t b, size_t e, uint64_t k, char *out,
 		if (append(out, outlen, &used, s + lit, i - lit, err, errlen) < 0)
 			return -1;
 		close = (size_t)((const char *)memchr(s + i, ']', e - i) - s);
-		if (group_walk(s, i + 1, close, &g, NULL, NULL, NULL, err, errlen) < 0)
+		if (gi < SIZES_KEPT && in->groups <= SIZES_KEPT)
+			g = in->sizes[gi];
+		else if (group_walk(s, i + 1, close, &g, NULL, NULL, NULL, err, errlen) < 0)
 			return -1;
-		if (memchr(s + close, '[', e - close)) {
+		gi++;
+		if (gi < in->groups) {
 			idx = (k / below) % g;
 			below *= g;
 		} else {
@@ -222,11 +264,11 @@ long rdzv_hostlist_count(const char *list, char *err, size_t errlen)
 	if (!list)
 		return rdzv_err(err, errlen, "no host list");
 	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
-		uint64_t n;
+		struct item_info in;
 
-		if (item_count(list, b, e, &n, err, errlen) < 0)
+		if (item_count(list, b, e, &in, err, errlen) < 0)
 			return -1;
-		total += n;
+		total += in.count;
 		if (total > HOSTS_MAX)
 			return rdzv_err(err, errlen, "host list names too many hosts");
 	}
@@ -239,28 +281,34 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
                       char *err, size_t errlen)
 {
 	size_t pos = 0, b, e;
-	uint64_t k = n;
-	int rc;
+	uint64_t k = n, total = 0;
+	int rc, found = 0;
 
 	if (!list || !host || hostlen == 0)
 		return rdzv_err(err, errlen, "no host list");
-	/* Validate the whole list first, as rdzv_hostlist_count does: a list
-	 * malformed after its first items must not still yield a host (found
-	 * by tests/fuzz/fuzz-hostlist.c). Linear, like the walk below. */
-	if (rdzv_hostlist_count(list, err, errlen) < 0)
-		return -1;
+	/* One pass: the host found, the rest of the list still checked as
+	 * rdzv_hostlist_count does: a list malformed after its first items
+	 * must not still yield a host (found by tests/fuzz/fuzz-hostlist.c). */
 	while ((rc = next_item(list, &pos, &b, &e, err, errlen)) > 0) {
-		uint64_t cnt;
+		struct item_info in;
 
-		if (item_count(list, b, e, &cnt, err, errlen) < 0)
+		if (item_count(list, b, e, &in, err, errlen) < 0)
 			return -1;
-		if (k < cnt)
-			return item_nth(list, b, e, k, host, hostlen, err, errlen);
-		k -= cnt;
+		total += in.count;
+		if (total > HOSTS_MAX)
+			return rdzv_err(err, errlen, "host list names too many hosts");
+		if (found)
+			continue;
+		if (k < in.count)
+			found = item_nth(list, b, e, &in, k, host, hostlen, err, errlen) < 0 ? -1 : 1;
+		else
+			k -= in.count;
 	}
-	if (rc < 0)
+	if (rc < 0 || found < 0)
 		return -1;
-	return rdzv_err(err, errlen, "host %zu is past the end of '%.64s'", n, list);
+	if (!found)
+		return rdzv_err(err, errlen, "host %zu is past the end of '%.64s'", n, list);
+	return 0;
 }
 
 /* One bracket group of an item while the walk goes through it: where it is

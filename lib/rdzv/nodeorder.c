@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct first {
-	uint32_t node, first_tid;
-};
-
-static int by_first(const void *a, const void *b)
-{
-	const struct first *x = a, *y = b;
-
-	return x->first_tid < y->first_tid ? -1 : x->first_tid > y->first_tid;
-}
-
 static unsigned digits(uint32_t v)
 {
 	unsigned n = 1;
@@ -46,17 +35,53 @@ static void put_range(char *out, size_t *at, uint32_t a, uint32_t b)
 	*at += (size_t)n;
 }
 
+/* The text of the nodes in rank order: node_at[t] holds task t; a node's
+ * place is where its lowest task id comes. O(nodes + tasks). */
+static char *order_text(uint32_t node_cnt, uint32_t task_cnt, const uint32_t *node_at)
+{
+	unsigned char *placed = calloc(node_cnt, 1);
+	char *text = malloc(rdzv_order_text_max(node_cnt)), *fit;
+	uint32_t t, next = 0, start = 0, prev = 0;
+	size_t at = 0;
+	int identity = 1, run = 0;
+
+	if (!placed || !text) {
+		free(placed);
+		free(text);
+		return NULL;
+	}
+	text[0] = '\0';
+	for (t = 0; t < task_cnt; t++) {
+		uint32_t n = node_at[t];
+
+		if (placed[n])
+			continue;
+		placed[n] = 1;
+		identity = identity && n == next++;
+		if (run && n == prev + 1) {
+			prev = n;
+			continue;
+		}
+		if (run)
+			put_range(text, &at, start, prev);
+		start = prev = n;
+		run = 1;
+	}
+	put_range(text, &at, start, prev);
+	free(placed);
+	if (identity)
+		text[0] = '\0';
+	fit = realloc(text, identity ? 1 : at + 1);
+	return fit ? fit : text;
+}
+
 int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
                            uint32_t *const *tids, uint32_t *master_node, char **order,
                            char *err, size_t errlen)
 {
-	struct first *f = NULL;
-	unsigned char *seen = NULL;
-	uint32_t i, j, start;
+	uint32_t *node_at = NULL, i, j;
 	uint64_t sum = 0;
-	size_t at = 0;
-	int identity = 1, rv = -1;
-	char *text = NULL;
+	int rv = -1;
 
 	if (!order)
 		return rdzv_err(err, errlen, "no room for the node order");
@@ -67,58 +92,41 @@ int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t 
 	if (node_cnt > RDZV_STEP_NODES_MAX)
 		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
 		                "(RDZV_STEP_NODES_MAX) is %u nodes", node_cnt, RDZV_STEP_NODES_MAX);
-	if (!(f = calloc(node_cnt, sizeof(*f))) || !(seen = calloc((task_cnt + 7) / 8, 1))) {
+	for (i = 0; i < node_cnt; i++) {
+		if (tasks[i] == 0 || !tids[i])
+			return rdzv_err(err, errlen, "node %u of the step layout has no task", i);
+		sum += tasks[i];
+	}
+	if (sum != task_cnt)
+		return rdzv_err(err, errlen, "the step layout holds %llu task ids for %u tasks",
+		                (unsigned long long)sum, task_cnt);
+	if (!(node_at = malloc((size_t)task_cnt * sizeof(uint32_t)))) {
 		rdzv_err(err, errlen, "out of memory for a layout of %u nodes", node_cnt);
 		goto out;
 	}
+	for (i = 0; i < task_cnt; i++)
+		node_at[i] = UINT32_MAX;
 	for (i = 0; i < node_cnt; i++) {
-		if (tasks[i] == 0 || !tids[i]) {
-			rdzv_err(err, errlen, "node %u of the step layout has no task", i);
-			goto out;
-		}
-		sum += tasks[i];
-		f[i].node = i;
-		f[i].first_tid = UINT32_MAX;
 		for (j = 0; j < tasks[i]; j++) {
 			uint32_t t = tids[i][j];
 
-			if (t >= task_cnt || (seen[t / 8] & (1u << (t % 8)))) {
+			if (t >= task_cnt || node_at[t] != UINT32_MAX) {
 				rdzv_err(err, errlen, "task id %u on node %u of the step layout is %s",
 				         t, i, t >= task_cnt ? "out of range" : "repeated");
 				goto out;
 			}
-			seen[t / 8] |= (unsigned char)(1u << (t % 8));
-			if (t < f[i].first_tid)
-				f[i].first_tid = t;
-			if (t == 0)
-				*master_node = i;
+			node_at[t] = i;
 		}
 	}
-	if (sum != task_cnt || !(seen[0] & 1u)) {
-		rdzv_err(err, errlen, "the step layout holds %llu task ids for %u tasks%s",
-		         (unsigned long long)sum, task_cnt, seen[0] & 1u ? "" : ", and no task 0");
-		goto out;
-	}
-	qsort(f, node_cnt, sizeof(*f), by_first);
-	for (i = 0; i < node_cnt; i++)
-		if (f[i].node != i)
-			identity = 0;
-	if (!(text = malloc(identity ? 1 : rdzv_order_text_max(node_cnt)))) {
+	/* task_cnt ids, each once, all below task_cnt: task 0 is there */
+	*master_node = node_at[0];
+	if (!(*order = order_text(node_cnt, task_cnt, node_at))) {
 		rdzv_err(err, errlen, "out of memory for the order of %u nodes", node_cnt);
 		goto out;
 	}
-	text[0] = '\0';
-	for (i = 0; !identity && i < node_cnt; i = j) {
-		start = f[i].node;
-		for (j = i + 1; j < node_cnt && f[j].node == f[j - 1].node + 1; j++)
-			;
-		put_range(text, &at, start, f[j - 1].node);
-	}
-	*order = text;
 	rv = 0;
 out:
-	free(seen);
-	free(f);
+	free(node_at);
 	return rv;
 }
 

@@ -31,8 +31,8 @@ size_t rdzv_order_text_max(uint32_t nnodes);
  * order as ranges ("2-3,0-1"), or "" when that is the node list order
  * itself: any order of any step up to RDZV_STEP_NODES_MAX nodes, never
  * refused for its length. Refuses a layout where a node has no task, a task
- * id repeats or is out of range, or task 0 is missing. O(node_cnt log
- * node_cnt + tasks) time. Returns 0, or -1 with the reason and *order NULL. */
+ * id repeats or is out of range, or task 0 is missing. O(nodes + tasks)
+ * time. Returns 0, or -1 with the reason and *order NULL. */
 int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
                            uint32_t *const *tids, uint32_t *master_node, char **order,
                            char *err, size_t errlen);
