@@ -14,7 +14,7 @@
  * srun: what spank/local.c does once per step under nvlink_domain=block:
  * the node order (layout_order), rank 0's host, the domain map and the
  * step's node names (layout_domains), the map's text (set_domains_var),
- * Megatron's tensor-parallel groups (a node's tasks) checked by domain and the step plan's text. node: what spank/remote.c does on the
+ * Megatron's groups checked by domain (TP, EP, ETP inside a node) and the step plan's text. node: what spank/remote.c does on the
  * step's last node: the plan parsed, the node's place in rank order, its own
  * name, the map parsed and the node's place in its domain.
  * Prints one row: nodes, case, order bytes, map bytes, srun ms, node ms
@@ -26,6 +26,7 @@
 #include "domain.h"
 #include "hostlist.h"
 #include "master.h"
+#include "megatron.h"
 #include "nodeorder.h"
 
 #include <stdio.h>
@@ -157,6 +158,31 @@ static int srun_map(struct ctx *c, const struct rdzv_domains *d, char *err, size
 	return 0;
 }
 
+/* Megatron's groups checked by domain as local.c's mode check does
+ * (rdzv_megatron_check_domains): TP = a node's tasks, EP = half of them of
+ * ETP = 2 each; groups that a random node order keeps inside a node, so
+ * that every group of the step is checked. */
+static int megatron_groups(const struct rdzv_domains *d, const struct layout *l,
+                           const uint32_t *rank_node, char **names, char *err, size_t errlen)
+{
+	struct rdzv_megatron_layout ml;
+	struct rdzv_megatron_domains md;
+
+	memset(&ml, 0, sizeof(ml));
+	memset(&md, 0, sizeof(md));
+	ml.tp.n = l->tasks[0];
+	ml.pp.n = ml.cp.n = 1;
+	ml.etp.n = l->tasks[0] >= 2 ? 2 : 1;
+	ml.ep.n = l->tasks[0] / ml.etp.n;
+	md.d = d;
+	md.rank_node = rank_node;
+	md.node_names = names;
+	md.ntasks = l->ntasks;
+	md.source = "bench";
+	md.tasks_per_node = l->tasks[0];
+	return rdzv_megatron_check_domains(&ml, l->ntasks, &md, err, errlen);
+}
+
 static void srun_free(struct ctx *c)
 {
 	free(c->order);
@@ -194,8 +220,7 @@ static int srun_work(void *p, char *err, size_t errlen)
 		for (j = 0; j < l->tasks[i]; j++)
 			rank_node[l->tids[i][j]] = i;
 	if (srun_map(c, &d, err, errlen) < 0
-	    || rdzv_domain_check_groups(&d, l->ntasks, rank_node, names, 1, l->tasks[0],
-	                                "tensor-parallel", err, errlen) < 0
+	    || megatron_groups(&d, l, rank_node, names, err, errlen) < 0
 	    || srun_plan(c, &plan, err, errlen) < 0)
 		goto out;
 	rv = 0;

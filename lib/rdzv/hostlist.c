@@ -32,7 +32,6 @@ static int next_item(const char *s, size_t *pos, size_t *b, size_t *e,
                      char *err, size_t errlen)
 {
 	size_t i = *pos;
-	int depth = 0;
 
 	while (s[i] && is_sep(s[i]))
 		i++;
@@ -40,62 +39,79 @@ static int next_item(const char *s, size_t *pos, size_t *b, size_t *e,
 		return 0;
 	*b = i;
 	for (; s[i]; i++) {
-		if (s[i] == '[') {
-			if (depth)
-				return rdzv_err(err, errlen, "nested '[' at offset %zu", i);
-			depth = 1;
-		} else if (s[i] == ']') {
-			if (!depth)
-				return rdzv_err(err, errlen, "']' without '[' at offset %zu", i);
-			depth = 0;
-		} else if (!depth && is_sep(s[i])) {
+		if (s[i] == ']')
+			return rdzv_err(err, errlen, "']' without '[' at offset %zu", i);
+		if (is_sep(s[i]))
 			break;
-		}
+		if (s[i] != '[')
+			continue;
+		/* a group: to its ']' in one tight loop (most of a step's list) */
+		for (i++; s[i] && s[i] != ']' && s[i] != '['; i++)
+			;
+		if (!s[i])
+			return rdzv_err(err, errlen, "'[' not closed");
+		if (s[i] == '[')
+			return rdzv_err(err, errlen, "nested '[' at offset %zu", i);
 	}
-	if (depth)
-		return rdzv_err(err, errlen, "'[' not closed");
 	*e = i;
 	*pos = i;
 	return 1;
 }
 
-/* A number at s[*i, e) up to a '-' or e: 1 to 20 digits, at most max. */
+/* A number at s[*i, e) up to a '-', a ',' or e: 1 to 20 digits, at most
+ * max (< 10^19). */
 static int scan_num(const char *s, size_t *i, size_t e, uint64_t max, uint64_t *v)
 {
-	size_t start = *i;
+	const char *p = s + *i, *q = p, *end = s + e;
 	uint64_t x = 0;
 
-	for (; *i < e && s[*i] != '-'; (*i)++) {
-		unsigned d = (unsigned)(s[*i] - '0');
-
-		if (d > 9 || *i - start >= 20)
-			return -1;
-		x = x * 10 + d; /* x <= max / 10 here: no overflow */
-		if (x > max)
-			return -1;
-	}
-	if (*i == start)
+	while (q < end && (unsigned char)(*q - '0') <= 9)
+		x = x * 10 + (uint64_t)(*q++ - '0'); /* wraps only past 20 digits */
+	if (q == p || q - p > 20 || (q - p == 20 && *p != '0') || x > max
+	    || (q < end && *q != '-' && *q != ','))
 		return -1;
+	*i = (size_t)(q - s);
 	*v = x;
 	return 0;
 }
 
-/* One range "lo" or "lo-hi" in [b, e). */
-static int parse_range(const char *s, size_t b, size_t e, uint64_t *lo,
-                       uint64_t *hi, int *width, char *err, size_t errlen)
+/* One range "lo" or "lo-hi" from b on, ending at a ',' or at e: *end. One
+ * scan of its characters. */
+static int range_at(const char *s, size_t b, size_t e, size_t *end, uint64_t *lo,
+                    uint64_t *hi, int *width, char *err, size_t errlen)
 {
 	size_t i = b, lo_end;
 
 	if (scan_num(s, &i, e, HOSTS_MAX * 1000, lo) < 0)
-		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
+		goto bad;
 	lo_end = i;
 	*hi = *lo;
-	if (i < e && (i++, scan_num(s, &i, e, HOSTS_MAX * 1000, hi) < 0 || i != e))
-		return rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
-	if (*hi < *lo)
-		return rdzv_err(err, errlen, "range '%.*s' runs backwards", show(e - b), s + b);
+	if (i < e && s[i] == '-' && (i++, scan_num(s, &i, e, HOSTS_MAX * 1000, hi) < 0))
+		goto bad;
+	if (i < e && s[i] != ',')
+		goto bad;
+	if (*hi < *lo) {
+		rdzv_err(err, errlen, "range '%.*s' runs backwards", show(i - b), s + b);
+		return -1;
+	}
 	*width = (int)(lo_end - b);
+	*end = i;
 	return 0;
+bad:
+	for (i = b; i < e && s[i] != ','; i++)
+		;
+	return rdzv_err(err, errlen, "bad range '%.*s'", show(i - b), s + b);
+}
+
+/* One range "lo" or "lo-hi" that is all of [b, e). */
+static int parse_range(const char *s, size_t b, size_t e, uint64_t *lo,
+                       uint64_t *hi, int *width, char *err, size_t errlen)
+{
+	size_t end;
+
+	if (range_at(s, b, e, &end, lo, hi, width, err, errlen) < 0)
+		return -1;
+	return end == e ? 0 : rdzv_err(err, errlen, "bad range '%.*s'", show(e - b), s + b);
 }
 
 /* Size of the bracket group whose contents are [b, e). When want is not
@@ -110,13 +126,11 @@ static int group_walk(const char *s, size_t b, size_t e, uint64_t *size,
 	if (b == e)
 		return rdzv_err(err, errlen, "empty brackets");
 	while (i <= e) {
-		size_t j = i;
+		size_t j;
 		uint64_t lo = 0, hi = 0;
 		int w = 0;
 
-		while (j < e && s[j] != ',')
-			j++;
-		if (parse_range(s, i, j, &lo, &hi, &w, err, errlen) < 0)
+		if (range_at(s, i, e, &j, &lo, &hi, &w, err, errlen) < 0)
 			return -1;
 		if (want && *want >= total && *want - total <= hi - lo) {
 			*val = lo + (*want - total);
@@ -323,13 +337,9 @@ struct cursor {
 /* Put the cursor on the range starting at at. */
 static int cursor_range(const char *s, struct cursor *c, size_t at, char *err, size_t errlen)
 {
-	size_t j = at;
 	uint64_t lo;
 
-	while (j < c->close && s[j] != ',')
-		j++;
-	c->next = j;
-	if (parse_range(s, at, j, &lo, &c->hi, &c->width, err, errlen) < 0)
+	if (range_at(s, at, c->close, &c->next, &lo, &c->hi, &c->width, err, errlen) < 0)
 		return -1;
 	c->val = lo;
 	return 0;
