@@ -118,6 +118,7 @@ put:
 struct host_index {
 	char **names;     /* [n]: node id -> name */
 	uint32_t *slots;  /* [size]: node id + 1, 0 empty */
+	uint32_t *hashes; /* [size]: the hash of the slot's name (compared first) */
 	uint32_t n, cap, size; /* names used, names allocated, slots */
 };
 
@@ -139,15 +140,16 @@ static void index_free(struct host_index *ix)
 			free(ix->names[i]);
 	free(ix->names);
 	free(ix->slots);
+	free(ix->hashes);
 	memset(ix, 0, sizeof(*ix));
 }
 
 static uint32_t index_find(const struct host_index *ix, const char *host)
 {
-	uint32_t at = hash_name(host) & (ix->size - 1);
+	uint32_t h = hash_name(host), at = h & (ix->size - 1);
 
 	while (ix->slots[at]) {
-		if (strcmp(ix->names[ix->slots[at] - 1], host) == 0)
+		if (ix->hashes[at] == h && strcmp(ix->names[ix->slots[at] - 1], host) == 0)
 			return ix->slots[at] - 1;
 		at = (at + 1) & (ix->size - 1);
 	}
@@ -164,7 +166,7 @@ static int index_add(const char *host, void *ctx)
 {
 	struct index_fill *f = ctx;
 	struct host_index *ix = f->ix;
-	uint32_t at;
+	uint32_t at, h;
 
 	if (ix->n >= ix->cap)
 		return rdzv_err(f->err, f->errlen, "the step's node list names more hosts than "
@@ -173,10 +175,12 @@ static int index_add(const char *host, void *ctx)
 		return rdzv_err(f->err, f->errlen, "the step's node list names %s twice", host);
 	if (!(ix->names[ix->n] = strdup(host)))
 		return rdzv_err(f->err, f->errlen, "out of memory");
-	at = hash_name(host) & (ix->size - 1);
+	h = hash_name(host);
+	at = h & (ix->size - 1);
 	while (ix->slots[at])
 		at = (at + 1) & (ix->size - 1);
 	ix->slots[at] = ++ix->n;
+	ix->hashes[at] = h;
 	return 0;
 }
 
@@ -191,7 +195,8 @@ static int build_index(const char *list, uint32_t n, struct host_index *ix, char
 	ix->cap = n;
 	for (ix->size = 16; ix->size < 2 * n; ix->size *= 2)
 		;
-	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t))))
+	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t)))
+	    || !(ix->hashes = malloc(ix->size * sizeof(uint32_t))))
 		return rdzv_err(err, errlen, "out of memory");
 	rc = rdzv_hostlist_each(list, index_add, &f, why, sizeof(why));
 	if (rc == -1 && why[0])
@@ -373,7 +378,7 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
                              struct rdzv_domains *d, char *err, size_t errlen)
 {
 	struct block *b = NULL;
-	struct host_index ix = { NULL, NULL, 0, 0, 0 };
+	struct host_index ix = { NULL, NULL, NULL, 0, 0, 0 };
 	uint32_t *owner = NULL;
 	size_t nb = 0, i;
 	char why[256];

@@ -22,17 +22,31 @@ size_t rdzv_order_text_max(uint32_t nnodes)
 	return (size_t)nnodes * (digits(nnodes ? nnodes - 1 : 0) + 1) + 1;
 }
 
+static void put_u32(char *out, size_t *at, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		out[(*at)++] = tmp[--n];
+}
+
 /* Append "a" or "a-b" (with a leading comma unless first) to out, which
  * rdzv_order_text_max sized: a range of k ids takes at most k ids' room. */
 static void put_range(char *out, size_t *at, uint32_t a, uint32_t b)
 {
-	int n;
-
-	if (a == b)
-		n = sprintf(out + *at, "%s%u", *at ? "," : "", a);
-	else
-		n = sprintf(out + *at, "%s%u-%u", *at ? "," : "", a, b);
-	*at += (size_t)n;
+	if (*at)
+		out[(*at)++] = ',';
+	put_u32(out, at, a);
+	if (a != b) {
+		out[(*at)++] = '-';
+		put_u32(out, at, b);
+	}
+	out[*at] = '\0';
 }
 
 /* The text of the nodes in rank order: node_at[t] holds task t; a node's
