@@ -34,7 +34,8 @@ static int srun_work(void *p, char *err, size_t errlen)
 
 	if (rdzv_domains_from_blocks(c->blocks, c->list, &d, err, errlen) < 0)
 		return -1;
-	rc = rdzv_domains_format(1, 2, &d, c->map, RDZV_DOMAINS_TEXT_MAX + 1);
+	free(c->map);
+	rc = rdzv_domains_text(1, 2, &d, &c->map, err, errlen);
 	if (rc == 0)
 		rc = rdzv_domain_check_groups(&d, c->nnodes * TPN, c->rank_node, NULL, 1,
 		                              PER_RACK * TPN, "TP=72", err, errlen);
@@ -78,9 +79,8 @@ int main(int argc, char **argv)
 		memset(&c, 0, sizeof(c));
 		c.nnodes = racks[i] * PER_RACK;
 		c.blocks = malloc(cap);
-		c.map = malloc(RDZV_DOMAINS_TEXT_MAX + 1);
 		c.rank_node = malloc((size_t)c.nnodes * TPN * sizeof(uint32_t));
-		if (!c.blocks || !c.map || !c.rank_node)
+		if (!c.blocks || !c.rank_node)
 			return 1;
 		for (r = 0; r < racks[i]; r++)
 			used += (size_t)snprintf(c.blocks + used, cap - used, "BlockName=rack%u "

@@ -15,6 +15,14 @@
 #   domains bench/bench-domain: nvlink_domain=block's work (issue 26) for
 #           steps of 1 to 3000 NVL72 racks: srun's domain map and Megatron
 #           group check, a node's parse and place
+#   handover bench/bench-handover: srun's node order and NVLink domain map
+#           for a step and one node's reading of them (issue 31), on GB200
+#           (18-tray racks, 4 tasks a node) and H100 (blocks of 32, 8 tasks
+#           a node) steps of 1k-64k nodes with fragmented node lists (16 of
+#           18 trays, 80% of a pool, every other node), random rank order
+#           and 63-byte block names; inputs from bench/gen-handover.py
+#           (BENCH_HANDOVER_SIZES, default "1024 4096 16384 32768 65536";
+#           BENCH_HANDOVER_REPS, default 5)
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
 #           loaded (twice: an A/A control) / loaded with mode=off / mode=torch / torch + an NCCL
@@ -58,7 +66,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo domains launch layout ttfc fail}
+parts=${BENCH_PARTS:-logic topo domains handover launch layout ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -380,6 +388,21 @@ fi
 
 if has_part domains; then
 	"$top_builddir/bench/bench-domain" --csv "$results" || rv=1
+fi
+
+if has_part handover; then
+	hdir=$out_dir/handover
+	say ""
+	"$top_builddir/bench/bench-handover" --header
+	for n in ${BENCH_HANDOVER_SIZES:-1024 4096 16384 32768 65536}; do
+		for c in gb200:trays16 gb200:pool80 gb200:alt h100:pool80 h100:alt; do
+			d=$hdir/${c/:/-}-$n
+			$PY "$here/gen-handover.py" "${c%%:*}" "${c#*:}" "$n" "$d" || { rv=1; continue; }
+			"$top_builddir/bench/bench-handover" --case "${c/:/ }" \
+				--reps "${BENCH_HANDOVER_REPS:-5}" "$d/nodes" "$d/topo" "$d/layout" || rv=1
+			rm -rf "$d"
+		done
+	done
 fi
 
 cluster_parts=

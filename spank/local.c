@@ -533,7 +533,7 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
 	slurm_step_layout_t *lay;
 	slurm_step_id_t id;
 	uint32_t master = 0;
-	char *buf;
+	char *buf = NULL;
 	int rc;
 
 	*order = NULL;
@@ -548,12 +548,8 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
 	if (!(lay = get(&id)))
 		return rdzv_err(err, errlen, "slurmctld gave no layout for step %u.%u", job_id,
 		                step_id);
-	if (!(buf = malloc(RDZV_ORDER_MAX + 1))) {
-		put(lay);
-		return rdzv_err(err, errlen, "out of memory");
-	}
 	rc = rdzv_order_from_layout(lay->node_cnt, lay->task_cnt, lay->tasks, lay->tids, &master,
-	                            buf, RDZV_ORDER_MAX + 1, err, errlen);
+	                            &buf, err, errlen);
 	if (rc == 0 && (!lay->node_list
 	                || rdzv_hostlist_nth(lay->node_list, master, host, hostlen, err, errlen) < 0))
 		rc = rdzv_err(err, errlen, "the step layout's node list does not name node %u",
@@ -577,14 +573,10 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
  * srun's environment as the plan is; --rdzv-verbose shows it. */
 static int set_domains_var(const struct rdzv_plan *plan, char *err, size_t errlen)
 {
-	char *text = malloc(RDZV_DOMAINS_TEXT_MAX + 1);
+	char *text = NULL;
 
-	if (!text || rdzv_domains_format(plan->job_id, plan->step_id, &sd.d, text,
-	                                 RDZV_DOMAINS_TEXT_MAX + 1) < 0) {
-		free(text);
-		return rdzv_err(err, errlen, "nvlink_domain=block: the step's domain map is longer "
-		                "than %u bytes", RDZV_DOMAINS_TEXT_MAX);
-	}
+	if (rdzv_domains_text(plan->job_id, plan->step_id, &sd.d, &text, err, errlen) < 0)
+		return -1;
 	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_DOMAINS, text, err, errlen) < 0) {
 		free(text);
 		return -1;
@@ -607,7 +599,6 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 	struct rdzv_port_range eph, *ephp = NULL;
 	const char *dist = getenv("SLURM_DISTRIBUTION"), *list = getenv("SLURM_NODELIST");
 	char err[RDZV_ERRLEN], why[RDZV_ERRLEN], derr[RDZV_ERRLEN], *text = NULL, *order = NULL;
-	size_t textlen = RDZV_HOST_MAX + 64 + RDZV_ORDER_MAX;
 	int domain_failed = 0;
 	struct timespec t0, t1;
 	int rc;
@@ -671,8 +662,8 @@ static int local_plan(spank_t sp, const struct rdzv_mode *mode)
 		                     &plan.port, err, sizeof(err)) < 0)
 			goto fail;
 	}
-	if (!(text = malloc(textlen)) || rdzv_plan_format(&plan, text, textlen) < 0) {
-		rdzv_err(err, sizeof(err), "rank 0's host name is too long");
+	if (!(text = rdzv_plan_text(&plan))) {
+		rdzv_err(err, sizeof(err), "out of memory for the step plan");
 		goto fail;
 	}
 	/* srun's own environment: spank_setenv is for the remote context; srun

@@ -231,6 +231,11 @@ static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *p
 	*text = NULL;
 	if (rc <= 0)
 		return rc;
+	if (strlen(t) > rdzv_order_text_max(st->nnodes) + RDZV_HOST_MAX + 64) {
+		free(t);
+		return rdzv_err(err, errlen, "%s is longer than a plan for %u nodes can be",
+		                RDZV_HO_PLAN, st->nnodes);
+	}
 	if (rdzv_plan_parse(t, &p, err, errlen) < 0) {
 		free(t);
 		return -1;

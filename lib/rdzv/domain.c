@@ -89,19 +89,25 @@ struct block {
 	uint32_t count;
 };
 
+/* The arrays grow to the next power of two when ndomains reaches one: a map
+ * of many domains in O(domains), never a copy per domain. */
 static int add_domain(struct rdzv_domains *d, const char *name, uint32_t nodes)
 {
 	char (*nn)[RDZV_DOMAIN_NAME_MAX];
 	uint32_t *nd;
+	size_t cap = d->ndomains ? (size_t)d->ndomains * 2 : 1;
 
-	nn = realloc(d->names, (d->ndomains + 1) * sizeof(*nn));
+	if (d->ndomains & (d->ndomains - 1)) /* not a power of two: room left */
+		goto put;
+	nn = realloc(d->names, cap * sizeof(*nn));
 	if (!nn)
 		return -1;
 	d->names = nn;
-	nd = realloc(d->domain_nodes, (d->ndomains + 1) * sizeof(*nd));
+	nd = realloc(d->domain_nodes, cap * sizeof(*nd));
 	if (!nd)
 		return -1;
 	d->domain_nodes = nd;
+put:
 	snprintf(d->names[d->ndomains], RDZV_DOMAIN_NAME_MAX, "%s", name);
 	d->domain_nodes[d->ndomains] = nodes;
 	d->ndomains++;
@@ -112,6 +118,7 @@ static int add_domain(struct rdzv_domains *d, const char *name, uint32_t nodes)
 struct host_index {
 	char **names;     /* [n]: node id -> name */
 	uint32_t *slots;  /* [size]: node id + 1, 0 empty */
+	uint32_t *hashes; /* [size]: the hash of the slot's name (compared first) */
 	uint32_t n, cap, size; /* names used, names allocated, slots */
 };
 
@@ -133,15 +140,16 @@ static void index_free(struct host_index *ix)
 			free(ix->names[i]);
 	free(ix->names);
 	free(ix->slots);
+	free(ix->hashes);
 	memset(ix, 0, sizeof(*ix));
 }
 
 static uint32_t index_find(const struct host_index *ix, const char *host)
 {
-	uint32_t at = hash_name(host) & (ix->size - 1);
+	uint32_t h = hash_name(host), at = h & (ix->size - 1);
 
 	while (ix->slots[at]) {
-		if (strcmp(ix->names[ix->slots[at] - 1], host) == 0)
+		if (ix->hashes[at] == h && strcmp(ix->names[ix->slots[at] - 1], host) == 0)
 			return ix->slots[at] - 1;
 		at = (at + 1) & (ix->size - 1);
 	}
@@ -158,7 +166,7 @@ static int index_add(const char *host, void *ctx)
 {
 	struct index_fill *f = ctx;
 	struct host_index *ix = f->ix;
-	uint32_t at;
+	uint32_t at, h;
 
 	if (ix->n >= ix->cap)
 		return rdzv_err(f->err, f->errlen, "the step's node list names more hosts than "
@@ -167,10 +175,12 @@ static int index_add(const char *host, void *ctx)
 		return rdzv_err(f->err, f->errlen, "the step's node list names %s twice", host);
 	if (!(ix->names[ix->n] = strdup(host)))
 		return rdzv_err(f->err, f->errlen, "out of memory");
-	at = hash_name(host) & (ix->size - 1);
+	h = hash_name(host);
+	at = h & (ix->size - 1);
 	while (ix->slots[at])
 		at = (at + 1) & (ix->size - 1);
 	ix->slots[at] = ++ix->n;
+	ix->hashes[at] = h;
 	return 0;
 }
 
@@ -185,7 +195,8 @@ static int build_index(const char *list, uint32_t n, struct host_index *ix, char
 	ix->cap = n;
 	for (ix->size = 16; ix->size < 2 * n; ix->size *= 2)
 		;
-	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t))))
+	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t)))
+	    || !(ix->hashes = malloc(ix->size * sizeof(uint32_t))))
 		return rdzv_err(err, errlen, "out of memory");
 	rc = rdzv_hostlist_each(list, index_add, &f, why, sizeof(why));
 	if (rc == -1 && why[0])
@@ -218,146 +229,199 @@ static int block_host(const char *host, void *ctx)
 	return 0;
 }
 
-int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
-                             struct rdzv_domains *d, char *err, size_t errlen)
+/* The BlockName= lines of Slurm's topology print into *out (*nb blocks),
+ * each with its host list and how many hosts it names. */
+static int read_blocks(const char *text, struct block **out, size_t *nb, char *err,
+                       size_t errlen)
 {
 	struct block *b = NULL;
-	struct host_index ix = { NULL, NULL, 0, 0, 0 };
-	uint32_t *owner = NULL;
-	uint64_t hosts = 0;
-	size_t nb = 0, i, k, lineno = 0;
+	size_t cap = 0, lineno = 0;
 	const char *p = text;
 	char why[256];
 	long nn;
-	uint32_t *used = NULL;
-	int rv = -1;
 
-	memset(d, 0, sizeof(*d));
-	if (!text || !step_nodelist)
-		return rdzv_err(err, errlen, "no topology or no node list");
+	*nb = 0;
 	while (*p) {
 		size_t len = strcspn(p, "\n"), vlen, nlen;
 		const char *val, *nodes;
-		struct block *nbk;
 
 		lineno++;
 		if (token(p, len, "BlockName", &val, &vlen)) {
-			if (!name_ok(val, vlen)) {
-				rdzv_err(err, errlen, "block name '%.*s' (line %zu of Slurm's topology) "
-				         "is empty, too long or has characters other than letters, "
-				         "digits, '.', '_' and '-'", (int)(vlen > 64 ? 64 : vlen), val,
-				         lineno);
-				goto out;
+			if (!name_ok(val, vlen))
+				return rdzv_err(err, errlen, "block name '%.*s' (line %zu of Slurm's "
+				                "topology) is empty, too long or has characters other "
+				                "than letters, digits, '.', '_' and '-'",
+				                (int)(vlen > 64 ? 64 : vlen), val, lineno);
+			if (!token(p, len, "BlockSize", &nodes, &nlen))
+				return rdzv_err(err, errlen, "line %zu of Slurm's topology print ends "
+				                "before BlockSize= (cut: is SLURM_TOPO_LEN set?): '%.*s'",
+				                lineno, (int)(len > 64 ? 64 : len), p);
+			if (*nb == cap) {
+				struct block *nbk = realloc(b, (cap = cap ? cap * 2 : 64) * sizeof(*b));
+
+				if (!nbk)
+					return rdzv_err(err, errlen, "out of memory reading the topology "
+					                "blocks");
+				*out = b = nbk;
 			}
-			if (!token(p, len, "BlockSize", &nodes, &nlen)) {
-				rdzv_err(err, errlen, "line %zu of Slurm's topology print ends before "
-				         "BlockSize= (cut: is SLURM_TOPO_LEN set?): '%.*s'", lineno,
-				         (int)(len > 64 ? 64 : len), p);
-				goto out;
-			}
-			if (!(nbk = realloc(b, (nb + 1) * sizeof(*b))))
-				goto oom;
-			b = nbk;
-			memset(&b[nb], 0, sizeof(b[nb]));
-			memcpy(b[nb].name, val, vlen);
+			memset(&b[*nb], 0, sizeof(b[*nb]));
+			memcpy(b[*nb].name, val, vlen);
+			(*nb)++;
 			if (token(p, len, "Nodes", &nodes, &nlen) && nlen) {
-				if (!(b[nb].nodes = strndup(nodes, nlen)))
-					goto oom;
-				nn = rdzv_hostlist_count(b[nb].nodes, why, sizeof(why));
-				if (nn < 0) {
-					rdzv_err(err, errlen, "block %s: Nodes=%.64s: %s", b[nb].name,
-					         b[nb].nodes, why);
-					nb++;
-					goto out;
-				}
-				b[nb].count = (uint32_t)nn;
+				struct block *k = &b[*nb - 1];
+
+				if (!(k->nodes = strndup(nodes, nlen)))
+					return rdzv_err(err, errlen, "out of memory reading the topology "
+					                "blocks");
+				nn = rdzv_hostlist_count(k->nodes, why, sizeof(why));
+				if (nn < 0)
+					return rdzv_err(err, errlen, "block %s: Nodes=%.64s: %s", k->name,
+					                k->nodes, why);
+				if (nn > (long)RDZV_DOMAIN_HOSTS_MAX)
+					return rdzv_err(err, errlen, "block %s: Nodes=%.64s names %ld hosts, "
+					                "past the limit of %u hosts in all blocks "
+					                "(RDZV_DOMAIN_HOSTS_MAX)", k->name, k->nodes, nn,
+					                RDZV_DOMAIN_HOSTS_MAX);
+				k->count = (uint32_t)nn;
 			}
-			nb++;
 		}
 		p += len;
 		if (*p == '\n')
 			p++;
 	}
-	if (nb == 0) {
-		rdzv_err(err, errlen, "slurmctld reports no topology block (is TopologyPlugin "
-		         "topology/block?)");
-		goto out;
+	if (*nb == 0)
+		return rdzv_err(err, errlen, "slurmctld reports no topology block (is "
+		                "TopologyPlugin topology/block?)");
+	return 0;
+}
+
+/* Every host of every block looked up once in the step's index: owner[node
+ * id] = its block. O(hosts in blocks + step nodes), never the step's nodes
+ * times the blocks (18k nodes in 1024 racks took 3.9 s that way). */
+static int blocks_owners(const struct block *b, size_t nb, const struct host_index *ix,
+                         uint32_t *owner, char *err, size_t errlen)
+{
+	uint64_t hosts = 0;
+	char why[256];
+	size_t k;
+
+	for (k = 0; k < nb; k++) {
+		struct block_walk w = { ix, owner, b, (uint32_t)k, err, errlen };
+
+		if (!b[k].nodes)
+			continue;
+		if (hosts + b[k].count > RDZV_DOMAIN_HOSTS_MAX)
+			return rdzv_err(err, errlen, "the topology's blocks name more than %u hosts "
+			                "(RDZV_DOMAIN_HOSTS_MAX)", RDZV_DOMAIN_HOSTS_MAX);
+		hosts += b[k].count;
+		why[0] = '\0';
+		if (rdzv_hostlist_each(b[k].nodes, block_host, &w, why, sizeof(why)) != 0) {
+			if (why[0])
+				rdzv_err(err, errlen, "block %s: %s", b[k].name, why);
+			return -1;
+		}
 	}
-	nn = rdzv_hostlist_count(step_nodelist, why, sizeof(why));
-	if (nn <= 0 || nn > RDZV_DOMAIN_NODES_MAX) {
-		rdzv_err(err, errlen, "the step's node list %.64s: %s", step_nodelist,
-		         nn < 0 ? why : nn == 0 ? "empty" : "more nodes than the domain map's limit");
-		goto out;
-	}
-	d->nnodes = (uint32_t)nn;
-	if (!(d->node_domain = calloc(d->nnodes, sizeof(uint32_t)))
-	    || !(used = calloc(nb, sizeof(uint32_t))))
+	return 0;
+}
+
+/* The step's domains from the owners: one per block that holds a step node,
+ * in the order of the nodes; a block name used twice refused (a hash of the
+ * used names: O(nodes + domains)). */
+static int owners_domains(const struct block *b, size_t nb, const struct host_index *ix,
+                          const uint32_t *owner, struct rdzv_domains *d, char *err,
+                          size_t errlen)
+{
+	uint32_t *used = NULL, *slots = NULL, size, i;
+	int rv = -1;
+
+	for (size = 16; size < 2 * nb; size *= 2)
+		;
+	if (!(used = malloc(nb * sizeof(uint32_t))) || !(slots = calloc(size, sizeof(uint32_t))))
 		goto oom;
 	for (i = 0; i < nb; i++)
 		used[i] = UINT32_MAX;
-	/* The step's nodes in a hash table (name -> node id); then every host
-	 * of every block is looked up once: O(hosts in blocks + step nodes),
-	 * never the step's nodes times the blocks (18k nodes in 1024 racks took
-	 * 3.9 s that way). */
-	if (build_index(step_nodelist, d->nnodes, &ix, err, errlen) < 0)
-		goto out;
-	if (!(owner = malloc(d->nnodes * sizeof(uint32_t))))
-		goto oom;
-	for (i = 0; i < d->nnodes; i++)
-		owner[i] = UINT32_MAX;
-	for (k = 0; k < nb; k++) {
-		if (!b[k].nodes)
-			continue;
-		if (hosts + b[k].count > RDZV_DOMAIN_HOSTS_MAX) {
-			rdzv_err(err, errlen, "the topology's blocks name more than %u hosts",
-			         RDZV_DOMAIN_HOSTS_MAX);
-			goto out;
-		}
-		hosts += b[k].count;
-		{
-			struct block_walk w = { &ix, owner, b, (uint32_t)k, err, errlen };
-
-			why[0] = '\0';
-			if (rdzv_hostlist_each(b[k].nodes, block_host, &w, why, sizeof(why)) != 0) {
-				if (why[0])
-					rdzv_err(err, errlen, "block %s: %s", b[k].name, why);
-				goto out;
-			}
-		}
-	}
 	for (i = 0; i < d->nnodes; i++) {
-		uint32_t k2 = owner[i];
+		uint32_t k = owner[i], at;
 
-		if (k2 == UINT32_MAX) {
+		if (k == UINT32_MAX) {
 			rdzv_err(err, errlen, "node %s is in no topology block: its NVLink domain is "
 			         "unknown (add it to a BlockName= line of topology.conf, or use "
-			         "nvlink_domain=node)", ix.names[i]);
+			         "nvlink_domain=node)", ix->names[i]);
 			goto out;
 		}
-		if (used[k2] == UINT32_MAX) {
-			uint32_t q;
-
-			for (q = 0; q < d->ndomains; q++) /* the step's domains: few */
-				if (strcmp(d->names[q], b[k2].name) == 0) {
+		if (used[k] == UINT32_MAX) {
+			for (at = hash_name(b[k].name) & (size - 1); slots[at];
+			     at = (at + 1) & (size - 1))
+				if (strcmp(d->names[slots[at] - 1], b[k].name) == 0) {
 					rdzv_err(err, errlen, "Slurm's topology names block %s twice",
-					         b[k2].name);
+					         b[k].name);
 					goto out;
 				}
-			used[k2] = d->ndomains;
-			if (add_domain(d, b[k2].name, b[k2].count) < 0)
+			used[k] = d->ndomains;
+			if (add_domain(d, b[k].name, b[k].count) < 0)
 				goto oom;
+			slots[at] = d->ndomains;
 		}
-		d->node_domain[i] = used[k2];
+		d->node_domain[i] = used[k];
 	}
 	rv = 0;
 	goto out;
 oom:
 	rdzv_err(err, errlen, "out of memory reading the topology blocks");
 out:
+	free(used);
+	free(slots);
+	return rv;
+}
+
+int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
+                             struct rdzv_domains *d, char *err, size_t errlen)
+{
+	struct block *b = NULL;
+	struct host_index ix = { NULL, NULL, NULL, 0, 0, 0 };
+	uint32_t *owner = NULL;
+	size_t nb = 0, i;
+	char why[256];
+	long nn;
+	int rv = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (!text || !step_nodelist)
+		return rdzv_err(err, errlen, "no topology or no node list");
+	if (read_blocks(text, &b, &nb, err, errlen) < 0)
+		goto out;
+	nn = rdzv_hostlist_count(step_nodelist, why, sizeof(why));
+	if (nn <= 0 || nn > (long)RDZV_DOMAIN_NODES_MAX) {
+		if (nn > 0)
+			snprintf(why, sizeof(why), "%ld nodes, past the domain map's limit of %u "
+			         "nodes (RDZV_DOMAIN_NODES_MAX)", nn, RDZV_DOMAIN_NODES_MAX);
+		rdzv_err(err, errlen, "the step's node list %.64s: %s", step_nodelist,
+		         nn == 0 ? "empty" : why);
+		goto out;
+	}
+	d->nnodes = (uint32_t)nn;
+	if (!(d->node_domain = calloc(d->nnodes, sizeof(uint32_t)))) {
+		rdzv_err(err, errlen, "out of memory reading the topology blocks");
+		goto out;
+	}
+	/* The step's nodes in a hash table (name -> node id), the blocks'
+	 * hosts looked up in it. */
+	if (build_index(step_nodelist, d->nnodes, &ix, err, errlen) < 0)
+		goto out;
+	if (!(owner = malloc(d->nnodes * sizeof(uint32_t)))) {
+		rdzv_err(err, errlen, "out of memory reading the topology blocks");
+		goto out;
+	}
+	for (i = 0; i < d->nnodes; i++)
+		owner[i] = UINT32_MAX;
+	if (blocks_owners(b, nb, &ix, owner, err, errlen) < 0
+	    || owners_domains(b, nb, &ix, owner, d, err, errlen) < 0)
+		goto out;
+	rv = 0;
+out:
 	for (i = 0; i < nb; i++)
 		free(b[i].nodes);
 	free(b);
-	free(used);
 	free(owner);
 	index_free(&ix);
 	if (rv < 0)
@@ -381,6 +445,62 @@ static int put(char *buf, size_t len, size_t *used, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= len - *used)
 		return -1;
 	*used += (size_t)n;
+	return 0;
+}
+
+/* put's two cheap cases, for the many node ids of a map. */
+static int put_char(char *buf, size_t len, size_t *used, char c)
+{
+	if (*used + 1 >= len)
+		return -1;
+	buf[(*used)++] = c;
+	buf[*used] = '\0';
+	return 0;
+}
+
+static int put_u32(char *buf, size_t len, size_t *used, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (*used + n >= len)
+		return -1;
+	while (n)
+		buf[(*used)++] = tmp[--n];
+	buf[*used] = '\0';
+	return 0;
+}
+
+/* The longest text d can take: "JOB.STEP:", each domain's "NAME=" and ';',
+ * each node's id and a separator, the NUL. */
+static size_t text_max(const struct rdzv_domains *d)
+{
+	size_t digits = 1, n;
+
+	for (n = d->nnodes; n >= 10; n /= 10)
+		digits++;
+	return 32 + (size_t)d->ndomains * (RDZV_DOMAIN_NAME_MAX + 1)
+	       + (size_t)d->nnodes * (digits + 1);
+}
+
+int rdzv_domains_text(uint32_t job_id, uint32_t step_id, const struct rdzv_domains *d,
+                      char **text, char *err, size_t errlen)
+{
+	size_t len = text_max(d);
+
+	if (!(*text = malloc(len)))
+		return rdzv_err(err, errlen, "out of memory for the domain map of %u nodes",
+		                d->nnodes);
+	if (rdzv_domains_format(job_id, step_id, d, *text, len) < 0) {
+		free(*text);
+		*text = NULL;
+		return rdzv_err(err, errlen, "out of memory for the domain map of %u nodes",
+		                d->nnodes);
+	}
 	return 0;
 }
 
@@ -417,8 +537,10 @@ int rdzv_domains_format(uint32_t job_id, uint32_t step_id, const struct rdzv_dom
 
 			while (e + 1 < z && ids[e + 1] == ids[e] + 1)
 				e++;
-			if (put(buf, len, &used, e > a ? "%s%u-%u" : "%s%u", a == start[k] ? "" : ",",
-			        ids[a], ids[e]) < 0)
+			if ((a > start[k] && put_char(buf, len, &used, ',') < 0)
+			    || put_u32(buf, len, &used, ids[a]) < 0
+			    || (e > a && (put_char(buf, len, &used, '-') < 0
+			                  || put_u32(buf, len, &used, ids[e]) < 0)))
 				goto out;
 			a = e + 1;
 		}
@@ -451,13 +573,15 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 	uint32_t covered = 0;
 
 	memset(d, 0, sizeof(*d));
-	if (!s || strlen(s) > RDZV_DOMAINS_TEXT_MAX)
-		return rdzv_err(err, errlen, "%s is missing or too long", RDZV_STEP_DOMAINS_VAR);
+	if (!s)
+		return rdzv_err(err, errlen, "%s is missing", RDZV_STEP_DOMAINS_VAR);
 	if (read_u32(&p, job_id) < 0 || *p++ != '.' || read_u32(&p, step_id) < 0 || *p++ != ':')
 		return rdzv_err(err, errlen, "%s '%.64s': no JOB.STEP: at its start",
 		                RDZV_STEP_DOMAINS_VAR, s);
 	if (nnodes == 0 || nnodes > RDZV_DOMAIN_NODES_MAX)
-		return rdzv_err(err, errlen, "a step of %u nodes", nnodes);
+		return rdzv_err(err, errlen, "%s for a step of %u nodes: the domain map's limit "
+		                "(RDZV_DOMAIN_NODES_MAX) is 1 to %u nodes", RDZV_STEP_DOMAINS_VAR,
+		                nnodes, RDZV_DOMAIN_NODES_MAX);
 	if (!(seen = calloc(nnodes, 1)) || !(d->node_domain = calloc(nnodes, sizeof(uint32_t))))
 		goto oom;
 	d->nnodes = nnodes;

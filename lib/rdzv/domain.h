@@ -21,11 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodeorder.h"
+
 #define RDZV_STEP_DOMAINS_VAR "RDZV_STEP_DOMAINS"
 #define RDZV_DOMAIN_NAME_MAX 64
-#define RDZV_DOMAINS_TEXT_MAX 98304 /* refused past this, never cut */
-#define RDZV_DOMAIN_NODES_MAX 65536 /* a step of more nodes is refused under block */
-#define RDZV_DOMAIN_HOSTS_MAX 1048576 /* hosts named by all blocks together */
+/* A step of more nodes is refused under block: nodeorder.h's
+ * RDZV_STEP_NODES_MAX (64 times Slurm's largest step). The map's text has
+ * no limit of its own: it is sized from the step's nodes and domains. */
+#define RDZV_DOMAIN_NODES_MAX RDZV_STEP_NODES_MAX
+#define RDZV_DOMAIN_HOSTS_MAX 16777216u /* hosts named by all blocks together */
 
 enum rdzv_nvlink_domain {
 	RDZV_NVLINK_NODE = 0,
@@ -61,13 +65,20 @@ void rdzv_domains_free(struct rdzv_domains *d);
 int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
                              struct rdzv_domains *d, char *err, size_t errlen);
 
-/* RDZV_STEP_DOMAINS's text. Returns 0, or -1 when it does not fit in len. */
+/* RDZV_STEP_DOMAINS's text, malloc'd to its size into *text (the caller
+ * frees it): any map of any step (O(nodes + domains)). Returns 0, or -1
+ * (out of memory) with the reason and *text NULL. */
+int rdzv_domains_text(uint32_t job_id, uint32_t step_id, const struct rdzv_domains *d,
+                      char **text, char *err, size_t errlen);
+
+/* The same text into buf. Returns 0, or -1 when it does not fit in len. */
 int rdzv_domains_format(uint32_t job_id, uint32_t step_id, const struct rdzv_domains *d,
                         char *buf, size_t len);
 
-/* Parse it strictly for a step of nnodes nodes: every node id once, names
+/* Parse it strictly for a step of nnodes nodes (at most
+ * RDZV_DOMAIN_NODES_MAX; the text of any length): every node id once, names
  * of host-name characters. job_id and step_id: what the text says (the
- * caller ignores a map of another step). Returns 0 or -1. */
+ * caller ignores a map of another step). O(text + nodes). Returns 0 or -1. */
 int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_t *step_id,
                        struct rdzv_domains *d, char *err, size_t errlen);
 

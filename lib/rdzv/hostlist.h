@@ -31,11 +31,14 @@ int rdzv_hostlist_nth(const char *list, size_t n, char *host, size_t hostlen,
                       char *err, size_t errlen);
 
 /* Call fn for every host the expression names, in order, with a host of at
- * most RDZV_HOST_MAX - 1 bytes: the list is checked once, then each item is
- * expanded in turn (time proportional to the hosts named times the length
- * of one item, not to hosts times the expression, as n calls of
- * rdzv_hostlist_nth would be). fn returns 0 to go on, anything else stops
- * the walk and is returned. Returns 0, fn's value, or -1 with a reason. */
+ * most RDZV_HOST_MAX - 1 bytes: the list is checked once, then read once
+ * more, item by item, each bracket group's ranges expanded as the walk
+ * reaches them (zero padding kept). Time: the expression's length plus the
+ * hosts named times a host's length, whatever the number of ranges in a
+ * group (Slurm prints a step's nodes as one group: "gb[0001-0016,0019-...]").
+ * n calls of rdzv_hostlist_nth would take n times the expression. fn
+ * returns 0 to go on, anything else stops the walk and is returned.
+ * Returns 0, fn's value, or -1 with a reason. */
 int rdzv_hostlist_each(const char *list, int (*fn)(const char *host, void *ctx), void *ctx,
                        char *err, size_t errlen);
 

@@ -11,6 +11,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -140,6 +141,18 @@ int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+char *rdzv_plan_text(const struct rdzv_plan *p)
+{
+	size_t len = strlen(p->host) + (p->order ? strlen(p->order) : 0) + 64;
+	char *buf = malloc(len);
+
+	if (buf && rdzv_plan_format(p, buf, len) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
 int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen)
 {
 	const char *dot, *c1, *c2, *c3, *c4, *o;
@@ -175,9 +188,6 @@ int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen
 			if (!((*o >= '0' && *o <= '9') || *o == ',' || *o == '-'))
 				return rdzv_err(err, errlen, "%s '%.64s': bad node order",
 				                RDZV_STEP_PLAN_VAR, s);
-		if (strlen(c4 + 2) > RDZV_ORDER_MAX)
-			return rdzv_err(err, errlen, "%s: node order longer than %d bytes",
-			                RDZV_STEP_PLAN_VAR, RDZV_ORDER_MAX);
 		p->order_known = 1;
 		p->order = c4 + 2;
 	}

@@ -71,8 +71,14 @@ struct rdzv_plan {
 /* Write the plan's text into buf. Returns 0, or -1 when it does not fit. */
 int rdzv_plan_format(const struct rdzv_plan *p, char *buf, size_t len);
 
+/* The plan's text, malloc'd to its size (the caller frees it): any node
+ * order's length. NULL when out of memory. */
+char *rdzv_plan_text(const struct rdzv_plan *p);
+
 /* Parse a plan strictly (decimal ids, a port RDZV_PORT_MIN..MAX, a known
- * source, a host of valid characters or empty). Returns 0 or -1 naming the bad part. */
+ * source, a host of valid characters or empty, an order of digits, ',' and
+ * '-' of any length: rdzv_order_position checks it against the step).
+ * Returns 0 or -1 naming the bad part. */
 int rdzv_plan_parse(const char *s, struct rdzv_plan *p, char *err, size_t errlen);
 
 /* Where srun's own command line puts an arbitrary layout: the value of the

@@ -6,102 +6,141 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct first {
-	uint32_t node, first_tid;
-};
-
-static int by_first(const void *a, const void *b)
+static unsigned digits(uint32_t v)
 {
-	const struct first *x = a, *y = b;
+	unsigned n = 1;
 
-	return x->first_tid < y->first_tid ? -1 : x->first_tid > y->first_tid;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
 }
 
-/* Append "a" or "a-b" (with a leading comma unless first) to out. */
-static int put_range(char *out, size_t len, size_t *at, uint32_t a, uint32_t b)
+size_t rdzv_order_text_max(uint32_t nnodes)
 {
-	int n;
+	return (size_t)nnodes * (digits(nnodes ? nnodes - 1 : 0) + 1) + 1;
+}
 
-	if (a == b)
-		n = snprintf(out + *at, len - *at, "%s%u", *at ? "," : "", a);
-	else
-		n = snprintf(out + *at, len - *at, "%s%u-%u", *at ? "," : "", a, b);
-	if (n < 0 || (size_t)n >= len - *at)
-		return -1;
-	*at += (size_t)n;
-	return 0;
+static void put_u32(char *out, size_t *at, uint32_t v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		out[(*at)++] = tmp[--n];
+}
+
+/* Append "a" or "a-b" (with a leading comma unless first) to out, which
+ * rdzv_order_text_max sized: a range of k ids takes at most k ids' room. */
+static void put_range(char *out, size_t *at, uint32_t a, uint32_t b)
+{
+	if (*at)
+		out[(*at)++] = ',';
+	put_u32(out, at, a);
+	if (a != b) {
+		out[(*at)++] = '-';
+		put_u32(out, at, b);
+	}
+	out[*at] = '\0';
+}
+
+/* The text of the nodes in rank order: node_at[t] holds task t; a node's
+ * place is where its lowest task id comes. O(nodes + tasks). */
+static char *order_text(uint32_t node_cnt, uint32_t task_cnt, const uint32_t *node_at)
+{
+	unsigned char *placed = calloc(node_cnt, 1);
+	char *text = malloc(rdzv_order_text_max(node_cnt)), *fit;
+	uint32_t t, next = 0, start = 0, prev = 0;
+	size_t at = 0;
+	int identity = 1, run = 0;
+
+	if (!placed || !text) {
+		free(placed);
+		free(text);
+		return NULL;
+	}
+	text[0] = '\0';
+	for (t = 0; t < task_cnt; t++) {
+		uint32_t n = node_at[t];
+
+		if (placed[n])
+			continue;
+		placed[n] = 1;
+		identity = identity && n == next++;
+		if (run && n == prev + 1) {
+			prev = n;
+			continue;
+		}
+		if (run)
+			put_range(text, &at, start, prev);
+		start = prev = n;
+		run = 1;
+	}
+	put_range(text, &at, start, prev);
+	free(placed);
+	if (identity)
+		text[0] = '\0';
+	fit = realloc(text, identity ? 1 : at + 1);
+	return fit ? fit : text;
 }
 
 int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
-                           uint32_t *const *tids, uint32_t *master_node, char *order,
-                           size_t orderlen, char *err, size_t errlen)
+                           uint32_t *const *tids, uint32_t *master_node, char **order,
+                           char *err, size_t errlen)
 {
-	struct first *f = NULL;
-	unsigned char *seen = NULL;
-	uint32_t i, j, start;
+	uint32_t *node_at = NULL, i, j;
 	uint64_t sum = 0;
-	size_t at = 0;
-	int identity = 1, rv = -1;
+	int rv = -1;
 
-	if (!order || orderlen == 0)
+	if (!order)
 		return rdzv_err(err, errlen, "no room for the node order");
-	order[0] = '\0';
+	*order = NULL;
 	if (node_cnt == 0 || task_cnt == 0 || !tasks || !tids)
 		return rdzv_err(err, errlen, "the step layout is empty (%u nodes, %u tasks)",
 		                node_cnt, task_cnt);
-	if (!(f = calloc(node_cnt, sizeof(*f))) || !(seen = calloc((task_cnt + 7) / 8, 1))) {
+	if (node_cnt > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", node_cnt, RDZV_STEP_NODES_MAX);
+	for (i = 0; i < node_cnt; i++) {
+		if (tasks[i] == 0 || !tids[i])
+			return rdzv_err(err, errlen, "node %u of the step layout has no task", i);
+		sum += tasks[i];
+	}
+	if (sum != task_cnt)
+		return rdzv_err(err, errlen, "the step layout holds %llu task ids for %u tasks",
+		                (unsigned long long)sum, task_cnt);
+	if (!(node_at = malloc((size_t)task_cnt * sizeof(uint32_t)))) {
 		rdzv_err(err, errlen, "out of memory for a layout of %u nodes", node_cnt);
 		goto out;
 	}
+	for (i = 0; i < task_cnt; i++)
+		node_at[i] = UINT32_MAX;
 	for (i = 0; i < node_cnt; i++) {
-		if (tasks[i] == 0 || !tids[i]) {
-			rdzv_err(err, errlen, "node %u of the step layout has no task", i);
-			goto out;
-		}
-		sum += tasks[i];
-		f[i].node = i;
-		f[i].first_tid = UINT32_MAX;
 		for (j = 0; j < tasks[i]; j++) {
 			uint32_t t = tids[i][j];
 
-			if (t >= task_cnt || (seen[t / 8] & (1u << (t % 8)))) {
+			if (t >= task_cnt || node_at[t] != UINT32_MAX) {
 				rdzv_err(err, errlen, "task id %u on node %u of the step layout is %s",
 				         t, i, t >= task_cnt ? "out of range" : "repeated");
 				goto out;
 			}
-			seen[t / 8] |= (unsigned char)(1u << (t % 8));
-			if (t < f[i].first_tid)
-				f[i].first_tid = t;
-			if (t == 0)
-				*master_node = i;
+			node_at[t] = i;
 		}
 	}
-	if (sum != task_cnt || !(seen[0] & 1u)) {
-		rdzv_err(err, errlen, "the step layout holds %llu task ids for %u tasks%s",
-		         (unsigned long long)sum, task_cnt, seen[0] & 1u ? "" : ", and no task 0");
+	/* task_cnt ids, each once, all below task_cnt: task 0 is there */
+	*master_node = node_at[0];
+	if (!(*order = order_text(node_cnt, task_cnt, node_at))) {
+		rdzv_err(err, errlen, "out of memory for the order of %u nodes", node_cnt);
 		goto out;
-	}
-	qsort(f, node_cnt, sizeof(*f), by_first);
-	for (i = 0; i < node_cnt; i++)
-		if (f[i].node != i)
-			identity = 0;
-	if (!identity) {
-		for (i = 0; i < node_cnt; i = j) {
-			start = f[i].node;
-			for (j = i + 1; j < node_cnt && f[j].node == f[j - 1].node + 1; j++)
-				;
-			if (put_range(order, orderlen, &at, start, f[j - 1].node) < 0) {
-				order[0] = '\0';
-				rdzv_err(err, errlen, "the order of the step's %u nodes does not fit in "
-				         "%zu bytes", node_cnt, orderlen);
-				goto out;
-			}
-		}
 	}
 	rv = 0;
 out:
-	free(seen);
-	free(f);
+	free(node_at);
 	return rv;
 }
 
@@ -130,6 +169,9 @@ int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char
 
 	if (!order)
 		return rdzv_err(err, errlen, "no node order");
+	if (nnodes > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", nnodes, RDZV_STEP_NODES_MAX);
 	if (!*order) {
 		for (v = 0; v < nnodes; v++)
 			pos[v] = v;
@@ -183,6 +225,9 @@ int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
 	if (nnodes == 0 || node_id >= nnodes)
 		return rdzv_err(err, errlen, "node %u is not one of the step's %u nodes", node_id,
 		                nnodes);
+	if (nnodes > RDZV_STEP_NODES_MAX)
+		return rdzv_err(err, errlen, "a step of %u nodes: the node order's limit "
+		                "(RDZV_STEP_NODES_MAX) is %u nodes", nnodes, RDZV_STEP_NODES_MAX);
 	if (!*order) {
 		*position = node_id;
 		return 0;

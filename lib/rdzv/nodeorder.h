@@ -15,23 +15,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest node-order text handed to the nodes (RDZV_STEP_PLAN). A step whose
- * order would need more is refused, not truncated. */
-#define RDZV_ORDER_MAX 98304
+/* The most nodes a step may have for its node order and domain map (the
+ * texts are sized from the step's nodes, with no other limit): 64 times
+ * Slurm's largest step (65,536 nodes), a bound on what a
+ * hostile environment makes a node allocate, never met by a real step. */
+#define RDZV_STEP_NODES_MAX 4194304u
+
+/* The longest order text a step of nnodes nodes can have (each node id
+ * once, a separator after each), with its NUL. */
+size_t rdzv_order_text_max(uint32_t nnodes);
 
 /* From a layout: node_cnt nodes, tasks[i] task ids in tids[i] (node i in the
  * step's node list order). Sets *master_node to the node holding task 0 and
- * writes into order the node ids in rank order as ranges ("2-3,0-1"), or ""
- * when that is the node list order itself. Refuses a layout where a node has
- * no task, a task id repeats or is out of range, or task 0 is missing.
- * O(node_cnt log node_cnt + tasks) time. Returns 0 or -1 with the reason. */
+ * *order to a string (malloc'd, the caller frees it) of the node ids in rank
+ * order as ranges ("2-3,0-1"), or "" when that is the node list order
+ * itself: any order of any step up to RDZV_STEP_NODES_MAX nodes, never
+ * refused for its length. Refuses a layout where a node has no task, a task
+ * id repeats or is out of range, or task 0 is missing. O(nodes + tasks)
+ * time. Returns 0, or -1 with the reason and *order NULL. */
 int rdzv_order_from_layout(uint32_t node_cnt, uint32_t task_cnt, const uint16_t *tasks,
-                           uint32_t *const *tids, uint32_t *master_node, char *order,
-                           size_t orderlen, char *err, size_t errlen);
+                           uint32_t *const *tids, uint32_t *master_node, char **order,
+                           char *err, size_t errlen);
 
 /* Position (0-based, in rank order) of node node_id in a step of nnodes nodes,
  * from an order text of rdzv_order_from_layout ("" is the identity). Checks
- * that the text is a permutation of 0..nnodes-1 (each id once, in range).
+ * that the text is a permutation of 0..nnodes-1 (each id once, in range;
+ * nnodes at most RDZV_STEP_NODES_MAX). O(nodes + text), any length.
  * Returns 0 or -1 with the reason. */
 int rdzv_order_position(const char *order, uint32_t nnodes, uint32_t node_id,
                         uint32_t *position, char *err, size_t errlen);

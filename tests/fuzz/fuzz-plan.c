@@ -5,7 +5,10 @@
  * Invariants: an accepted plan has a port in range and a host (maybe empty)
  * that fits, and formats back (into a buffer sized as spank/local.c sizes
  * it; one byte less is refused) to a string that parses to the same plan,
- * node order included; the
+ * node order included, and rdzv_plan_text gives the same text; an accepted
+ * order that a node of its step reads (rdzv_order_positions) is the order
+ * srun writes back from the layout it describes (rdzv_order_from_layout:
+ * the same place for every node); the
  * command-line scan returns a value that fits its buffer and never reads
  * past argc; the first line read as an exported JAX_COORDINATOR_ADDRESS
  * (rdzv_hostport_split) gives a non-empty host that fits and a port in
@@ -13,7 +16,74 @@
 #include "config.h"
 #include "fuzz.h"
 #include "master.h"
+#include "nodeorder.h"
 #include "port.h"
+
+/* The nodes an order names, summed over its ranges (0: not "a" / "a-b"
+ * ranges, or more than 4096 nodes: skipped). */
+static uint32_t order_nodes(const char *o)
+{
+	uint64_t n = 0;
+
+	while (*o) {
+		char *end;
+		unsigned long a = strtoul(o, &end, 10), b = a;
+
+		if (end == o || *o < '0' || *o > '9')
+			return 0;
+		if (*end == '-') {
+			o = end + 1;
+			if (*o < '0' || *o > '9')
+				return 0;
+			b = strtoul(o, &end, 10);
+		}
+		if (b < a || b - a >= 4096 || (n += b - a + 1) > 4096)
+			return 0;
+		o = end;
+		if (*o == ',')
+			o++;
+		else if (*o)
+			return 0;
+	}
+	return (uint32_t)n;
+}
+
+/* A valid order through srun's side and back: node i holds task pos[i]. */
+static void order_round_trip(const char *order)
+{
+	uint32_t n = order_nodes(order), i, master = 0;
+	uint32_t *pos, *again, *cells, **tids;
+	uint16_t *tasks;
+	char err[256], *text = NULL;
+
+	if (n == 0)
+		return;
+	pos = calloc(n, sizeof(*pos));
+	again = calloc(n, sizeof(*again));
+	cells = calloc(n, sizeof(*cells));
+	tids = calloc(n, sizeof(*tids));
+	tasks = calloc(n, sizeof(*tasks));
+	FUZZ_ASSERT(pos && again && cells && tids && tasks);
+	if (rdzv_order_positions(order, n, pos, err, sizeof(err)) == 0) {
+		for (i = 0; i < n; i++) {
+			cells[i] = pos[i];
+			tids[i] = &cells[i];
+			tasks[i] = 1;
+		}
+		FUZZ_ASSERT(rdzv_order_from_layout(n, n, tasks, tids, &master, &text, err,
+		                                   sizeof(err)) == 0 && text);
+		FUZZ_ASSERT(pos[master] == 0);
+		FUZZ_ASSERT(strlen(text) < rdzv_order_text_max(n));
+		FUZZ_ASSERT(rdzv_order_positions(text, n, again, err, sizeof(err)) == 0);
+		FUZZ_ASSERT(memcmp(pos, again, n * sizeof(*pos)) == 0);
+		free(text);
+	}
+	free(pos);
+	free(again);
+	free(cells);
+	free(tids);
+	free(tasks);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,9 +109,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		            && strcmp(again.host, plan.host) == 0
 		            && again.order_known == plan.order_known
 		            && strcmp(again.order ? again.order : "", plan.order ? plan.order : "") == 0);
+		{
+			char *sized = rdzv_plan_text(&plan);
+
+			FUZZ_ASSERT(sized && strcmp(sized, text) == 0);
+			free(sized);
+		}
 		/* One byte short of what it needs: refused, never cut. */
 		FUZZ_ASSERT(rdzv_plan_format(&plan, text, strlen(text)) < 0);
 		free(text);
+		if (plan.order_known && plan.order)
+			order_round_trip(plan.order);
 	}
 	{
 		char host[64];

@@ -288,6 +288,114 @@ static void test_groups(void)
 	}
 }
 
+/* A 63-byte block name (RDZV_DOMAIN_NAME_MAX - 1), numbered. */
+static void long_name(char *out, uint32_t k)
+{
+	snprintf(out, RDZV_DOMAIN_NAME_MAX, "nvl72-rack%05u-", k);
+	memset(out + strlen(out), 'x', RDZV_DOMAIN_NAME_MAX - 1 - strlen(out));
+	out[RDZV_DOMAIN_NAME_MAX - 1] = '\0';
+}
+
+/* Slurm's largest step (65,536 nodes: every other tray of 7,282 NVL72
+ * racks named with 63 bytes) through srun's map and a node's reading, past
+ * the old 96 KiB cap (issue 31): nothing refused, every node in its block. */
+static void test_large_from_blocks(void)
+{
+	enum { N = 65536, POOL = 2 * N, RACK = 18 };
+	uint32_t racks = (POOL + RACK - 1) / RACK, r, i, wrong = 0, job, step, size, base, nodes;
+	size_t cap = (size_t)racks * 128 + 64, used = 0, lcap = (size_t)N * 8 + 16, lused;
+	char *topo = malloc(cap), *list = malloc(lcap), *text = NULL, name[RDZV_DOMAIN_NAME_MAX];
+	char err[512] = "";
+	struct rdzv_domains d, back;
+	int rc;
+
+	for (r = 0; r < racks; r++) {
+		long_name(name, r);
+		used += (size_t)snprintf(topo + used, cap - used, "BlockName=%s BlockIndex=%u "
+		                         "Nodes=gb[%06u-%06u] BlockSize=%u\n", name, r,
+		                         r * RACK + 1, r * RACK + RACK, RACK);
+	}
+	lused = (size_t)snprintf(list, lcap, "gb[");
+	for (i = 0; i < N; i++) /* node i is gb(2i + 1): odd trays */
+		lused += (size_t)snprintf(list + lused, lcap - lused, "%s%06u", i ? "," : "",
+		                          2 * i + 1);
+	snprintf(list + lused, lcap - lused, "]");
+	rc = rdzv_domains_from_blocks(topo, list, &d, err, sizeof(err));
+	ok(rc == 0 && d.nnodes == N && d.ndomains == racks, "65536 nodes in %u racks with "
+	   "63-byte names: the map is read (%s)", racks, err);
+	if (rc < 0)
+		goto out;
+	rc = rdzv_domains_text(31, 0, &d, &text, err, sizeof(err));
+	ok(rc == 0 && text && strlen(text) > 98304, "its text, %zu bytes, is made (%s)",
+	   text ? strlen(text) : 0, err);
+	if (rc < 0)
+		goto out;
+	rc = rdzv_domains_parse(text, N, &job, &step, &back, err, sizeof(err));
+	ok(rc == 0 && job == 31 && step == 0 && back.ndomains == racks,
+	   "and a node reads it back (%s)", err);
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < N; i++) {
+		long_name(name, (2 * i) / RACK); /* gb(2i + 1) is in rack 2i / 18 */
+		wrong += strcmp(back.names[back.node_domain[i]], name) != 0;
+	}
+	ok(wrong == 0, "every node is in its rack's domain (%u wrong)", wrong);
+	/* the last node, gb131071, in rack 7281 (gb131059-gb131076, of which
+	 * the step has the odd ones up to gb131071: 7), the 7th in list order */
+	rc = rdzv_domain_place(&back, N - 1, "", "4(x65536)", &size, &base, &nodes, err,
+	                       sizeof(err));
+	ok(rc == 0 && nodes == 7 && size == 28 && base == 24,
+	   "the last node's place: 7 nodes, 28 tasks, its first is the 25th (%u %u %u %s)", nodes,
+	   size, base, err);
+	rdzv_domains_free(&back);
+out:
+	rdzv_domains_free(&d);
+	free(text);
+	free(list);
+	free(topo);
+}
+
+/* The longest map of 65,536 nodes: 4,096 domains of 63-byte names whose
+ * nodes are scattered (node i in domain i % 4096: every id written alone). */
+static void test_large_scattered(void)
+{
+	enum { N = 65536, DOMS = 4096 };
+	struct rdzv_domains d, back;
+	uint32_t i, wrong = 0, job, step;
+	char *text = NULL, err[512] = "";
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	d.nnodes = N;
+	d.ndomains = DOMS;
+	d.node_domain = malloc(N * sizeof(uint32_t));
+	d.names = malloc(DOMS * sizeof(*d.names));
+	d.domain_nodes = calloc(DOMS, sizeof(uint32_t));
+	for (i = 0; i < DOMS; i++)
+		long_name(d.names[i], i);
+	for (i = 0; i < N; i++)
+		d.node_domain[i] = i % DOMS;
+	rc = rdzv_domains_text(7, 1, &d, &text, err, sizeof(err));
+	ok(rc == 0 && text && strlen(text) > 6 * 98304, "a scattered map of 65536 nodes: %zu "
+	   "bytes (%s)", text ? strlen(text) : 0, err);
+	rc = text ? rdzv_domains_parse(text, N, &job, &step, &back, err, sizeof(err)) : -1;
+	ok(rc == 0 && back.ndomains == DOMS, "read back (%s)", err);
+	for (i = 0; rc == 0 && i < N; i++)
+		wrong += strcmp(back.names[back.node_domain[i]], d.names[i % DOMS]) != 0;
+	ok(rc == 0 && wrong == 0, "every node in its domain (%u wrong)", wrong);
+	if (rc == 0)
+		rdzv_domains_free(&back);
+	if (text)
+		ok(rdzv_domains_format(7, 1, &d, text, strlen(text)) < 0,
+		   "into a buffer one byte short: refused, never cut");
+	rc = rdzv_domains_parse("7.1:b=0", RDZV_DOMAIN_NODES_MAX + 1, &job, &step, &back, err,
+	                        sizeof(err));
+	ok(rc < 0 && strstr(err, "RDZV_DOMAIN_NODES_MAX") && strstr(err, "4194305"),
+	   "a step past the limit: the limit is named (%s)", err);
+	rdzv_domains_free(&d);
+	free(text);
+}
+
 int main(void)
 {
 	test_kinds();
@@ -295,5 +403,7 @@ int main(void)
 	test_walk();
 	test_place();
 	test_groups();
+	test_large_from_blocks();
+	test_large_scattered();
 	return done_testing();
 }

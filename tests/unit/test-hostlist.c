@@ -4,7 +4,9 @@
 #include "hostlist.h"
 #include "tap.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char err[256];
@@ -283,11 +285,163 @@ static void test_has(void)
 	ok(strstr(err, "ambiguous") != NULL, "has: and says so (%s)", err);
 }
 
+/* ---- rdzv_hostlist_each against indexing (issue 31) ---- */
+
+/* A node list as Slurm prints a step's: prefix + one bracket group of the
+ * numbers 1..pool kept by keep(i), zero-padded to width 5. */
+static char *fragmented(const char *prefix, uint32_t pool, int (*keep)(uint32_t, void *),
+                        void *arg)
+{
+	size_t cap = (size_t)pool * 13 + 64, used;
+	char *s = malloc(cap);
+	uint32_t i = 1;
+	int first = 1;
+
+	used = (size_t)snprintf(s, cap, "%s[", prefix);
+	while (i <= pool) {
+		uint32_t j;
+
+		if (!keep(i, arg)) {
+			i++;
+			continue;
+		}
+		for (j = i; j + 1 <= pool && keep(j + 1, arg); j++)
+			;
+		used += (size_t)snprintf(s + used, cap - used, j > i ? "%s%05u-%05u" : "%s%05u",
+		                         first ? "" : ",", i, j);
+		first = 0;
+		i = j + 1;
+	}
+	snprintf(s + used, cap - used, "]");
+	return s;
+}
+
+static int keep_trays16(uint32_t i, void *arg)
+{
+	(void)arg;
+	return (i - 1) % 18 < 16; /* trays 1-16 of each 18-tray rack */
+}
+
+static int keep_odd(uint32_t i, void *arg)
+{
+	(void)arg;
+	return i % 2 == 1;
+}
+
+static int keep_80(uint32_t i, void *arg)
+{
+	(void)arg;
+	return (i * 2654435761u) % 10 < 8; /* a scattered 80% */
+}
+
+struct against {
+	const char *list;
+	size_t seen, wrong, stop_at;
+	char first_wrong[2 * RDZV_HOST_MAX];
+};
+
+/* Each walked host compared with indexing; stops when asked (returns 7). */
+static int against_nth(const char *host, void *ctx)
+{
+	struct against *a = ctx;
+	char want[RDZV_HOST_MAX], why[256];
+
+	if (rdzv_hostlist_nth(a->list, a->seen, want, sizeof(want), why, sizeof(why)) < 0
+	    || strcmp(want, host) != 0) {
+		if (a->wrong++ == 0)
+			snprintf(a->first_wrong, sizeof(a->first_wrong), "host %zu: walk %s, nth %s",
+			         a->seen, host, want);
+	}
+	a->seen++;
+	return a->seen == a->stop_at ? 7 : 0;
+}
+
+static void walk_is_nth(const char *list, const char *what)
+{
+	struct against a;
+	long n = rdzv_hostlist_count(list, err, sizeof(err));
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.list = list;
+	rc = rdzv_hostlist_each(list, against_nth, &a, err, sizeof(err));
+	ok(rc == 0 && n > 0 && a.seen == (size_t)n && a.wrong == 0,
+	   "%s: the walk gives the %ld hosts indexing gives, in order (%zu walked, %zu wrong%s%s)",
+	   what, n, a.seen, a.wrong, a.wrong ? ": " : "", a.first_wrong);
+	if (n > 2) {
+		memset(&a, 0, sizeof(a));
+		a.list = list;
+		a.stop_at = (size_t)n / 2;
+		rc = rdzv_hostlist_each(list, against_nth, &a, err, sizeof(err));
+		ok(rc == 7 && a.seen == (size_t)n / 2 && a.wrong == 0,
+		   "%s: a callback's non-zero stops the walk and is returned", what);
+	}
+}
+
+static void test_walk(void)
+{
+	static const char *mixed[] = {
+		"a,gb[00001-00016,00019-00034]-ib,r[01-03,07]n[1-2,5,009-011]x,c[7]",
+		"r[1-2]n[01-02,05]s[8-9,11]",
+		"x[1-2]a[1]b[2]c[3]d[4]e[5]f[6]g[7]h[8]i[9,11]j[01-02]", /* > 8 groups */
+		"n[0098-0102] m[9-11],k",
+	};
+	char *list;
+	size_t i;
+
+	for (i = 0; i < sizeof(mixed) / sizeof(mixed[0]); i++)
+		walk_is_nth(mixed[i], mixed[i]);
+	list = fragmented("gb", 2250, keep_trays16, NULL);
+	walk_is_nth(list, "16 of 18 trays, 2000 nodes");
+	free(list);
+	list = fragmented("h", 4000, keep_odd, NULL);
+	walk_is_nth(list, "every other node, 2000 nodes");
+	free(list);
+	list = fragmented("gb", 2500, keep_80, NULL);
+	walk_is_nth(list, "a scattered 80% of 2500 nodes");
+	free(list);
+}
+
+struct expect {
+	uint32_t next, pool, wrong;
+	int (*keep)(uint32_t, void *);
+};
+
+/* The walk of a fragmented list against the numbers it was written from. */
+static int against_numbers(const char *host, void *ctx)
+{
+	struct expect *x = ctx;
+	char want[32];
+
+	while (x->next <= x->pool && !x->keep(x->next, NULL))
+		x->next++;
+	snprintf(want, sizeof(want), "h%05u", x->next++);
+	x->wrong += strcmp(want, host) != 0;
+	return 0;
+}
+
+/* Slurm's largest step as one bracket group of 32,768 ranges, walked whole
+ * (quadratic before issue 31: tens of seconds; each host checked). */
+static void test_walk_large(void)
+{
+	struct expect x = { 1, 131072, 0, keep_odd };
+	char *list = fragmented("h", 131072, keep_odd, NULL), host[RDZV_HOST_MAX];
+
+	ok(rdzv_hostlist_each(list, against_numbers, &x, err, sizeof(err)) == 0 && x.wrong == 0
+	   && x.next == 131072, "every other node of 131072: the walk names h00001 .. h131071 "
+	   "(%u wrong)", x.wrong);
+	ok(rdzv_hostlist_nth(list, 65535, host, sizeof(host), err, sizeof(err)) == 0
+	   && strcmp(host, "h131071") == 0, "and indexing its last gives h131071 (%s)", host);
+	free(list);
+}
+
 int main(void)
 {
 	test_invalid();
 	test_forms();
 	test_large();
 	test_has();
+	test_walk();
+	test_walk_large();
 	return done_testing();
 }

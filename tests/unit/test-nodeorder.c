@@ -21,6 +21,8 @@ static int from_layout(uint32_t nodes, uint32_t ntasks, uint32_t *const *tids,
 {
 	uint16_t tasks[64];
 	uint32_t i, j;
+	char *text = NULL;
+	int rv;
 
 	for (i = 0; i < nodes; i++) {
 		for (j = 0; tids[i][j] != UINT32_MAX; j++)
@@ -28,8 +30,12 @@ static int from_layout(uint32_t nodes, uint32_t ntasks, uint32_t *const *tids,
 		tasks[i] = (uint16_t)j;
 	}
 	err[0] = '\0';
-	return rdzv_order_from_layout(nodes, ntasks, tasks, tids, master, order, len, err,
-	                              sizeof(err));
+	if (rdzv_order_from_layout(nodes, ntasks, tasks, tids, master, &text, err,
+	                           sizeof(err)) < 0)
+		return text == NULL ? -1 : -2; /* -2: a refusal that left a text */
+	rv = snprintf(order, len, "%s", text) < (int)len ? 0 : -3;
+	free(text);
+	return rv;
 }
 
 static uint32_t position(const char *order, uint32_t nnodes, uint32_t node)
@@ -90,8 +96,8 @@ static void test_bad_layouts(void)
 	uint32_t d0[] = { 0, 1, UINT32_MAX }, d1[] = { 1, UINT32_MAX }, o1[] = { 7, UINT32_MAX },
 	         n0[] = { 1, UINT32_MAX }, n1[] = { 2, UINT32_MAX };
 	uint32_t *dup[] = { d0, d1 }, *range[] = { d0, o1 }, *no0[] = { n0, n1 };
-	uint32_t m = 77;
-	char order[64];
+	uint32_t m = 77, pos;
+	char order[64], *text = NULL;
 	uint16_t zero[] = { 0, 1 };
 
 	ok(from_layout(2, 3, dup, &m, order, sizeof(order)) == -1 && strstr(err, "repeated"),
@@ -100,39 +106,114 @@ static void test_bad_layouts(void)
 	   "an out-of-range task id is refused (%s)", err);
 	ok(from_layout(2, 3, no0, &m, order, sizeof(order)) == -1 && strstr(err, "task"),
 	   "a layout without task 0 is refused (%s)", err);
-	ok(rdzv_order_from_layout(2, 1, zero, dup, &m, order, sizeof(order), err, sizeof(err)) == -1,
+	ok(rdzv_order_from_layout(2, 1, zero, dup, &m, &text, err, sizeof(err)) == -1 && !text,
 	   "a node without tasks is refused (%s)", err);
-	ok(rdzv_order_from_layout(0, 0, NULL, NULL, &m, order, sizeof(order), err, sizeof(err)) == -1,
+	ok(rdzv_order_from_layout(0, 0, NULL, NULL, &m, &text, err, sizeof(err)) == -1 && !text,
 	   "an empty layout is refused");
+	ok(rdzv_order_from_layout(RDZV_STEP_NODES_MAX + 1, 2, zero, dup, &m, &text, err,
+	                          sizeof(err)) == -1 && !text
+	   && strstr(err, "RDZV_STEP_NODES_MAX") && strstr(err, "4194304")
+	   && strstr(err, "4194305 nodes"),
+	   "a step past the limit is refused, the limit named (%s)", err);
+	err[0] = '\0';
+	ok(rdzv_order_position("0", RDZV_STEP_NODES_MAX + 1, 0, &pos, err, sizeof(err)) == -1
+	   && strstr(err, "RDZV_STEP_NODES_MAX"), "and so is its order on a node (%s)", err);
 }
 
-/* A scrambled order of many nodes does not fit a small buffer: refused, not cut. */
-static void test_large(void)
+/* xorshift64: a fixed sequence, the same on every run. */
+static uint64_t rnd(uint64_t *x)
 {
-	enum { N = 5000 };
-	uint32_t **tids = calloc(N, sizeof(*tids)), *cells = calloc(N, sizeof(*cells)), i, m = 0;
-	uint16_t *tasks = calloc(N, sizeof(*tasks));
-	char *order = malloc(RDZV_ORDER_MAX + 1), small[100];
-	int good = 1;
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
 
-	for (i = 0; i < N; i++) {
-		/* node i holds rank (i * 7919) % N: a permutation, since 7919 is prime */
-		cells[i] = (uint32_t)(((uint64_t)i * 7919u) % N);
-		tids[i] = &cells[i];
-		tasks[i] = 1;
+/* A step of n nodes, 4 tasks each, node i holding ranks rank_of[i] * 4 ..
+ * + 3: its order through the plan (srun's text, a node's parse) gives every
+ * node its place. Returns the order's length, or 0 when anything failed. */
+static size_t round_trip(uint32_t n, const uint32_t *rank_of, const char *what)
+{
+	uint32_t **tids = calloc(n, sizeof(*tids)), *cells = calloc((size_t)n * 4, sizeof(*cells));
+	uint32_t *pos = calloc(n, sizeof(*pos)), i, m = 0, bad = 0;
+	uint16_t *tasks = calloc(n, sizeof(*tasks));
+	char *order = NULL, *text = NULL;
+	struct rdzv_plan p, q;
+	size_t len = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t j;
+
+		for (j = 0; j < 4; j++)
+			cells[(size_t)i * 4 + j] = rank_of[i] * 4 + j;
+		tids[i] = &cells[(size_t)i * 4];
+		tasks[i] = 4;
 	}
-	ok(rdzv_order_from_layout(N, N, tasks, tids, &m, order, RDZV_ORDER_MAX + 1, err,
-	                          sizeof(err)) == 0 && m == 0,
-	   "5000 scrambled nodes fit in the plan's order (%zu bytes)", strlen(order));
-	for (i = 0; i < N && good; i += 97)
-		good = position(order, N, i) == cells[i];
-	ok(good, "each node's place is its rank (sampled)");
-	ok(rdzv_order_from_layout(N, N, tasks, tids, &m, small, sizeof(small), err, sizeof(err)) == -1
-	   && small[0] == '\0', "an order that does not fit is refused, not cut (%s)", err);
+	memset(&p, 0, sizeof(p));
+	p.job_id = 31;
+	p.port = 30000;
+	snprintf(p.host, sizeof(p.host), "gb00001");
+	p.order_known = 1;
+	err[0] = '\0';
+	i = (uint32_t)rdzv_order_from_layout(n, n * 4, tasks, tids, &m, &order, err, sizeof(err));
+	ok(i == 0 && order && rank_of[m] == 0, "%s: %u nodes, an order of %zu bytes %s", what, n,
+	   order ? strlen(order) : 0, err);
+	if (!order)
+		goto out;
+	len = strlen(order);
+	ok(len < rdzv_order_text_max(n), "%s: within rdzv_order_text_max (%zu)", what,
+	   rdzv_order_text_max(n));
+	p.order = order;
+	text = rdzv_plan_text(&p);
+	ok(text && rdzv_plan_parse(text, &q, err, sizeof(err)) == 0 && q.order_known
+	   && strcmp(q.order, order) == 0, "%s: the plan carries it", what);
+	ok(text && rdzv_order_positions(q.order, n, pos, err, sizeof(err)) == 0,
+	   "%s: a node reads it back", what);
+	for (i = 0; text && i < n; i++)
+		bad += pos[i] != rank_of[i];
+	ok(text && bad == 0, "%s: every node's place is its rank (%u wrong)", what, bad);
+	ok(text && rdzv_order_position(q.order, n, n - 1, &i, err, sizeof(err)) == 0
+	   && i == rank_of[n - 1], "%s: the last node's place alone", what);
+out:
+	free(text);
 	free(order);
+	free(pos);
 	free(tasks);
 	free(cells);
 	free(tids);
+	return len;
+}
+
+/* Orders far past the old 96 KiB cap (issue 31): Slurm's largest step
+ * (65,536 nodes) in a random order and in the longest order there is (every
+ * node alone: descending ids), nothing refused, nothing dropped. */
+static void test_large(void)
+{
+	enum { N = 65536 };
+	uint32_t *rank_of = malloc(N * sizeof(*rank_of)), i;
+	uint64_t x = 88172645463325252ull;
+
+	for (i = 0; i < N; i++)
+		rank_of[i] = i;
+	for (i = N - 1; i > 0; i--) { /* Fisher-Yates */
+		uint32_t j = (uint32_t)(rnd(&x) % (i + 1)), t = rank_of[i];
+
+		rank_of[i] = rank_of[j];
+		rank_of[j] = t;
+	}
+	ok(round_trip(N, rank_of, "random") > 98304, "the random order is past the old cap");
+	for (i = 0; i < N; i++)
+		rank_of[i] = N - 1 - i;
+	/* every id written alone, with a comma between: (10 + 90 * 2 + 900 *
+	 * 3 + 9000 * 4 + 55536 * 5) + 65535 bytes */
+	ok(round_trip(N, rank_of, "descending") == 316570 + 65535,
+	   "the descending order writes every id once, alone");
+	for (i = 0; i < 100; i++)
+		rank_of[i] = 99 - i;
+	ok(round_trip(100, rank_of, "descending 100") == rdzv_order_text_max(100) - 1 - 10 - 1,
+	   "100 nodes: as long as rdzv_order_text_max allows but the one-digit ids' and the "
+	   "last separator's room");
+	free(rank_of);
 }
 
 static void test_bad_orders(void)
