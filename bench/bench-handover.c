@@ -15,9 +15,13 @@
  * srun: what spank/local.c does once per step under nvlink_domain=block:
  * the node order (layout_order), rank 0's host, the domain map and the
  * step's node names (layout_domains), the map's text (set_domains_var),
- * Megatron's groups checked by domain (TP, EP, ETP inside a node) and the step plan's text. node: what spank/remote.c does on the
- * step's last node: the plan parsed, the node's place in rank order, its own
- * name, the map parsed and the node's place in its domain.
+ * Megatron's groups checked by domain (TP, EP, ETP inside a node), the step
+ * plan's text, and both put into the step's environment as srun hands them
+ * over (SLURM_RDZV_*, in parts when long: lib/rdzv/handover.h). node: what
+ * spank/remote.c does on the step's last node: both taken back out of the
+ * environment (parts joined and checked), the plan parsed, the node's place
+ * in rank order, its own name, the map parsed and the node's place in its
+ * domain.
  * Prints one row: nodes, case, order bytes, map bytes, srun ms, node ms
  * (medians of --reps runs, default 5; the process's CPU time, which other
  * processes on a shared machine do not stretch; --wall: the wall clock's),
@@ -27,6 +31,7 @@
 #include "config.h"
 #include "bench.h"
 #include "domain.h"
+#include "handover.h"
 #include "hostlist.h"
 #include "master.h"
 #include "megatron.h"
@@ -51,6 +56,81 @@ struct ctx {
 	size_t order_len, map_len;
 	uint32_t node_rank, domain_size;
 };
+
+/* The step's environment between srun and a node: srun puts the plan and the
+ * map in it (in parts when long, handover.h), the node takes them out. Values
+ * are copied on the way in and out, as srun's setenv and spank_getenv copy;
+ * the node's unset is left out so that every repetition finds them. */
+#define STEP_ENV_VARS 64
+static struct {
+	char *name[STEP_ENV_VARS], *value[STEP_ENV_VARS];
+	int n;
+} step_env;
+
+static int se_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < step_env.n; i++)
+		if (strcmp(step_env.name[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static int se_get(void *ctx, const char *name, char **value)
+{
+	int i = se_find(name);
+
+	(void)ctx;
+	*value = NULL;
+	if (i < 0)
+		return 0;
+	return (*value = strdup(step_env.value[i])) ? 1 : -1;
+}
+
+static int se_set(void *ctx, const char *name, const char *value)
+{
+	int i = se_find(name);
+	char *v = strdup(value);
+
+	(void)ctx;
+	if (!v)
+		return -1;
+	if (i < 0) {
+		if (step_env.n == STEP_ENV_VARS || !(step_env.name[step_env.n] = strdup(name))) {
+			free(v);
+			return -1;
+		}
+		i = step_env.n++;
+	} else {
+		free(step_env.value[i]);
+	}
+	step_env.value[i] = v;
+	return 0;
+}
+
+static void se_unset_srun(void *ctx, const char *name)
+{
+	int i = se_find(name);
+
+	(void)ctx;
+	if (i < 0)
+		return;
+	free(step_env.name[i]);
+	free(step_env.value[i]);
+	step_env.n--;
+	step_env.name[i] = step_env.name[step_env.n];
+	step_env.value[i] = step_env.value[step_env.n];
+}
+
+static void se_unset_node(void *ctx, const char *name)
+{
+	(void)ctx;
+	(void)name;
+}
+
+static const struct rdzv_ho_env srun_env = { se_get, se_set, se_unset_srun, NULL };
+static const struct rdzv_ho_env node_env = { se_get, se_set, se_unset_node, NULL };
 
 static char *slurp(const char *path)
 {
@@ -225,7 +305,9 @@ static int srun_work(void *p, char *err, size_t errlen)
 			rank_node[l->tids[i][j]] = i;
 	if (srun_map(c, &d, err, errlen) < 0
 	    || megatron_groups(&d, l, rank_node, names, err, errlen) < 0
-	    || srun_plan(c, &plan, err, errlen) < 0)
+	    || srun_plan(c, &plan, err, errlen) < 0
+	    || rdzv_handover_put(&srun_env, RDZV_HO_PLAN, c->plan, err, errlen) < 0
+	    || rdzv_handover_put(&srun_env, RDZV_HO_DOMAINS, c->map, err, errlen) < 0)
 		goto out;
 	rv = 0;
 out:
@@ -244,9 +326,20 @@ static int node_work(void *p, char *err, size_t errlen)
 	struct rdzv_plan plan;
 	struct rdzv_domains d;
 	uint32_t node = c->lay.nnodes - 1, job, step, base, nodes;
-	char host[RDZV_HOST_MAX];
+	char host[RDZV_HOST_MAX], *ptext = NULL, *mtext = NULL;
 	int rv = -1;
 
+	/* What srun handed over, out of the step's environment. */
+	if (rdzv_handover_take(&node_env, RDZV_HO_PLAN, &ptext, err, errlen) != 1
+	    || rdzv_handover_take(&node_env, RDZV_HO_DOMAINS, &mtext, err, errlen) != 1
+	    || strcmp(ptext, c->plan) != 0 || strcmp(mtext, c->map) != 0) {
+		snprintf(err, errlen, "the hand-over did not give the node srun's texts back");
+		free(ptext);
+		free(mtext);
+		return -1;
+	}
+	free(ptext);
+	free(mtext);
 	if (rdzv_plan_parse(c->plan, &plan, err, errlen) < 0
 	    || rdzv_order_position(plan.order, c->lay.nnodes, node, &c->node_rank, err,
 	                           errlen) < 0
