@@ -160,7 +160,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *gpus = "all";
-	struct rdzv_bind_req req = { 0 };
+	/* AMD nodes: what their tasks would get (the plugin binds NVIDIA only yet) */
+	struct rdzv_bind_req req = { .amd = 1 };
 	struct rdzv_topo *t = NULL;
 	struct rdzv_bind_table *tab = NULL;
 	char err[512], line[LINE_MAX_], allbuf[LINE_MAX_];
