@@ -193,8 +193,9 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 			}
 			w->gpu[k] = g;
 		} else if (v >= w->t->ngpus) {
-			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu CUDA "
-			         "GPU%s", what, ids, tok, w->t->ngpus, w->t->ngpus == 1 ? "" : "s");
+			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu %s "
+			         "GPU%s", what, ids, tok, w->t->ngpus,
+			         rdzv_topo_gpus_amd(w->t) ? "AMD" : "CUDA", w->t->ngpus == 1 ? "" : "s");
 			goto fail;
 		} else {
 			w->gpu[k] = (int)v;

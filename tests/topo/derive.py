@@ -330,7 +330,7 @@ def derive(argv):
         for g in step:
             if g >= len(t.gpus):
                 raise Fail("SLURM_STEP_GPUS=%s: GPU %d is not in the topology, which has %s"
-                           % (gspec, g, plural(len(t.gpus), "CUDA GPU")))
+                           % (gspec, g, plural(len(t.gpus), "AMD GPU" if t.amd else "CUDA GPU")))
     visible = opts["--visible"].split(",") if "--visible" in opts and step else [str(g) for g in step]
     # Default: one task per step GPU as given (a node without CUDA GPUs
     # still runs the tasks Slurm gave it GPUs for).

@@ -24,6 +24,7 @@
 
 #include "tap.h"
 #include "topo.h"
+#include "topocache.h"
 
 #define TIOGA "mpibind__topo-xml__eas-tioga.xml"
 #define TUO "flux-core__t__hwloc-data__tuo.SPX.xml"
@@ -229,6 +230,25 @@ static void test_tioga(void)
 	free(text);
 }
 
+/* The node model cached by root (topocache.c) gives the same AMD table,
+ * Slingshot NICs included (fabric slingshot is a valid cached fabric). */
+static void test_cache_roundtrip(const char *file)
+{
+	char *text = slurp(file), *want, *ser, err[256] = "";
+	struct rdzv_topo *t = load_text(text, file), *u = NULL;
+
+	want = strdup(table_text(t));
+	ser = t ? rdzv_topo_serialize(t, "amd-test") : NULL;
+	ok(ser && rdzv_topo_deserialize(ser, "amd-test", &u, err, sizeof(err)) == 0,
+	   "%s: the model is cached and read back %s", file, err);
+	IS_STR(table_text(u), want ? want : "", "%s: the cached model's table is the XML's", file);
+	rdzv_topo_destroy(u);
+	rdzv_topo_destroy(t);
+	free(ser);
+	free(want);
+	free(text);
+}
+
 /* The same export without ROCm SMI (Debian's hwloc), or with DRM render
  * nodes in its place (older exports), binds alike. */
 static void test_without_rsmi(const char *file, int nrsmi)
@@ -390,6 +410,9 @@ int main(void)
 		return done_testing();
 	}
 	test_tioga();
+	test_cache_roundtrip(TIOGA);
+	test_cache_roundtrip(TUO);
+	test_cache_roundtrip(CORONA);
 	test_without_rsmi(TIOGA, 8);
 	test_without_rsmi(TUO, 4);
 	test_without_rsmi(CORONA, 8);
