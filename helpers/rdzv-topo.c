@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	        "  -n, --tasks N        tasks on the node (default: one per GPU)\n"
 	        "  -a, --hca-allow LIST NCCL_IB_HCA-syntax allow-list (a profile's)\n"
 	        "  -c, --cpus LIST      the step's CPUs (default: the topology's allowed CPUs)\n"
-	        "  -l, --list           also list the node's CUDA GPUs and RDMA NIC ports\n"
+	        "  -l, --list           also list the node's GPUs and NIC ports\n"
 	        "  -b, --bench N        time N loads+computes and the per-task work\n"
 	        "  -I, --identity       map Slurm's GPU numbers to PCI devices through gres.conf,\n"
 	        "                       the device minors and /proc/driver/nvidia (default: by\n"
@@ -160,7 +160,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *gpus = "all";
-	struct rdzv_bind_req req = { 0 };
+	/* AMD nodes: what their tasks would get (the plugin binds NVIDIA only yet) */
+	struct rdzv_bind_req req = { .amd = 1 };
 	struct rdzv_topo *t = NULL;
 	struct rdzv_bind_table *tab = NULL;
 	char err[512], line[LINE_MAX_], allbuf[LINE_MAX_];

@@ -289,7 +289,9 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	req.ident = bind.ident;
 	if (rdzv_bind_compute(topo, &req, &bind.tab, err, errlen) < 0)
 		goto fail;
-	if (rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
+	/* AMD nodes are not bound yet (req.amd is 0): no model either. */
+	if (rdzv_topo_gpus_amd(topo)
+	    || rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
 		bind.gpu_model[0] = '\0';
 	rv = 0;
 fail:

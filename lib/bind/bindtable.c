@@ -193,8 +193,9 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 			}
 			w->gpu[k] = g;
 		} else if (v >= w->t->ngpus) {
-			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu CUDA "
-			         "GPU%s", what, ids, tok, w->t->ngpus, w->t->ngpus == 1 ? "" : "s");
+			rdzv_err(err, errlen, "%s=%s: GPU %s is not in the topology, which has %zu %s "
+			         "GPU%s", what, ids, tok, w->t->ngpus,
+			         rdzv_topo_gpus_amd(w->t) ? "AMD" : "CUDA", w->t->ngpus == 1 ? "" : "s");
 			goto fail;
 		} else {
 			w->gpu[k] = (int)v;
@@ -224,6 +225,21 @@ static int append(char *buf, size_t len, const char *sep, const char *name, int 
 	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
+/* NIC j into a row: RDMA ports in UCX syntax (mlx5_0:1), a Slingshot NIC
+ * by its interface name (no UCX transport drives it). */
+static int append_nic(const struct rdzv_topo *t, struct rdzv_bind_row *r, size_t j)
+{
+	size_t used;
+	int n;
+
+	if (t->nics[j].fabric != RDZV_FABRIC_SLINGSHOT)
+		return append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port);
+	used = strlen(r->ifname);
+	n = snprintf(r->ifname + used, sizeof(r->ifname) - used, "%s%s", used ? "," : "",
+	             t->nics[j].name);
+	return n < 0 || (size_t)n >= sizeof(r->ifname) - used ? -1 : 0;
+}
+
 /* One fabric per step: ports of different kinds (InfiniBand, EFA, RoCE)
  * cannot reach each other, so when the usable ports are of several kinds
  * only one kind stays usable. The kind chosen serves the most of the
@@ -238,13 +254,13 @@ static int choose_fabric(struct work *w, unsigned char *usable, char *err, size_
 {
 	const struct rdzv_topo *t = w->t;
 	size_t nn = t->nnics, k, j, f, l;
-	size_t hist[RDZV_FABRIC_OTHER + 1][RDZV_NEAR_SYSTEM + 1], ports[RDZV_FABRIC_OTHER + 1];
-	int present[RDZV_FABRIC_OTHER + 1] = { 0 }, nkinds = 0, best = -1;
+	size_t hist[RDZV_FABRIC_SLINGSHOT + 1][RDZV_NEAR_SYSTEM + 1], ports[RDZV_FABRIC_SLINGSHOT + 1];
+	int present[RDZV_FABRIC_SLINGSHOT + 1] = { 0 }, nkinds = 0, best = -1;
 
 	memset(hist, 0, sizeof(hist));
 	memset(ports, 0, sizeof(ports));
 	for (j = 0; j < nn; j++)
-		if (usable[j] && t->nics[j].fabric >= 0 && t->nics[j].fabric <= RDZV_FABRIC_OTHER) {
+		if (usable[j] && t->nics[j].fabric >= 0 && t->nics[j].fabric <= RDZV_FABRIC_SLINGSHOT) {
 			nkinds += !present[t->nics[j].fabric];
 			present[t->nics[j].fabric] = 1;
 			ports[t->nics[j].fabric]++;
@@ -253,7 +269,7 @@ static int choose_fabric(struct work *w, unsigned char *usable, char *err, size_
 		return 0;
 	/* hist[f][l]: the node's GPUs whose best port of kind f is at level l
 	 * or better. */
-	for (f = 0; f <= RDZV_FABRIC_OTHER; f++)
+	for (f = 0; f <= RDZV_FABRIC_SLINGSHOT; f++)
 		for (k = 0; present[f] && k < t->ngpus; k++) {
 			enum rdzv_near b = RDZV_NEAR_SYSTEM, lv;
 
@@ -264,7 +280,7 @@ static int choose_fabric(struct work *w, unsigned char *usable, char *err, size_
 			for (l = (size_t)b; l <= RDZV_NEAR_SYSTEM; l++)
 				hist[f][l]++;
 		}
-	for (f = 0; f <= RDZV_FABRIC_OTHER; f++) {
+	for (f = 0; f <= RDZV_FABRIC_SLINGSHOT; f++) {
 		int cmp = 0;
 
 		if (!present[f])
@@ -284,7 +300,7 @@ static int choose_fabric(struct work *w, unsigned char *usable, char *err, size_
 		                 rdzv_fabric_name((enum rdzv_fabric)best), ports[best],
 		                 ports[best] == 1 ? "" : "s");
 
-		for (f = 0; n >= 0 && (size_t)n < sizeof(w->tab->fabric) - used && f <= RDZV_FABRIC_OTHER;
+		for (f = 0; n >= 0 && (size_t)n < sizeof(w->tab->fabric) - used && f <= RDZV_FABRIC_SLINGSHOT;
 		     f++) {
 			used += (size_t)n;
 			n = present[f] && (int)f != best
@@ -386,12 +402,27 @@ static int choose_nics(struct work *w, const struct rdzv_bind_req *req, char *er
 	}
 	split_ties(w, w->cand, used, NULL);
 	split_ties(w, extra, used, w->c2c);
-	for (j = 0; j < nn; j++)
-		if (used[j] && append(list, sizeof(list), ",", t->nics[j].name, t->nics[j].port) < 0) {
+	/* One fabric: the used NICs are all Slingshot interfaces (RCCL/NCCL
+	 * reach them through the OFI plugin; the node's list is the
+	 * interfaces, NCCL_SOCKET_IFNAME's exact-match syntax) or all RDMA
+	 * ports (NCCL_IB_HCA). */
+	for (j = 0; j < nn; j++) {
+		int slingshot = t->nics[j].fabric == RDZV_FABRIC_SLINGSHOT;
+		size_t l = strlen(list);
+
+		if (!used[j])
+			continue;
+		w->tab->slingshot |= slingshot;
+		if (slingshot ? snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "",
+		                         t->nics[j].name) >= (int)(sizeof(list) - l)
+		              : append(list, sizeof(list), ",", t->nics[j].name, t->nics[j].port) < 0) {
 			rdzv_err(err, errlen, "NCCL_IB_HCA list too long");
 			goto fail;
 		}
-	if (list[0])
+	}
+	if (list[0] && w->tab->slingshot)
+		snprintf(w->tab->socket_ifname, sizeof(w->tab->socket_ifname), "=%s", list);
+	else if (list[0])
 		snprintf(w->tab->nccl_ib_hca, sizeof(w->tab->nccl_ib_hca), "=%s", list);
 	rv = 0;
 fail:
@@ -557,7 +588,7 @@ static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
 
 		for (k = lo; k < hi; k++)
 			use |= w->chosen[k * nn + j];
-		if (use && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
+		if (use && append_nic(t, r, j) < 0)
 			return rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
 	}
 	/* The step holds none of the GPUs' CPUs: use the step's own (and say
@@ -650,7 +681,7 @@ static int single_rows(struct work *w, char *err, size_t errlen)
 		r->c2c = w->c2c ? w->c2c[k] : 0;
 		for (j = 0; w->chosen && j < nn; j++)
 			if (w->chosen[k * nn + j]
-			    && append(r->ucx, sizeof(r->ucx), ",", t->nics[j].name, t->nics[j].port) < 0)
+			    && append_nic(t, r, j) < 0)
 				return rdzv_err(err, errlen, "UCX_NET_DEVICES list too long");
 		if (hwloc_bitmap_iszero(cpus)) {
 			cpus = w->step;
@@ -670,17 +701,28 @@ int rdzv_bind_compute(const struct rdzv_topo *t, const struct rdzv_bind_req *req
                       struct rdzv_bind_table **out, char *err, size_t errlen)
 {
 	struct work w;
-	int rv = -1;
+	struct rdzv_topo gpuless;
+	int rv = -1, amd = rdzv_topo_gpus_amd(t);
 
 	*out = NULL;
 	memset(&w, 0, sizeof(w));
 	w.t = t;
+	/* AMD GPUs only where the caller asks for them (rdzv-topo); for the
+	 * plugin such a node still has no GPU to bind (ROCR_VISIBLE_DEVICES
+	 * and gres are not handled yet: doc/binding.md). */
+	if (amd && !req->amd) {
+		gpuless = *t;
+		gpuless.ngpus = 0;
+		w.t = &gpuless;
+		amd = 0;
+	}
 	if (!(w.tab = calloc(1, sizeof(*w.tab))) || (req->ntasks
 	    && !(w.tab->rows = calloc(req->ntasks, sizeof(*w.tab->rows))))) {
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;
 	}
 	w.tab->nrows = w.tab_nrows = req->ntasks;
+	w.tab->amd = amd;
 	if (step_gpus(&w, req, err, errlen) < 0 || step_cpus(&w, req, err, errlen) < 0
 	    || choose_nics(&w, req, err, errlen) < 0 || fill_rows(&w, err, errlen) < 0)
 		goto fail;
@@ -902,10 +944,13 @@ done:
 
 int rdzv_bind_format_node(const struct rdzv_bind_table *tab, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "node: %zu GPU%s, %zu task%s, NCCL_IB_HCA%s%s, cpus %s%s%s%s%s",
+	int n = snprintf(buf, len, "node: %zu GPU%s, %zu task%s, %s%s%s, cpus %s%s%s%s%s",
 	                 tab->ngpus, tab->ngpus == 1 ? "" : "s", tab->nrows,
-	                 tab->nrows == 1 ? "" : "s", tab->nccl_ib_hca[0] ? "=" : " ",
-	                 tab->nccl_ib_hca[0] ? tab->nccl_ib_hca : "unset", tab->step_cpus,
+	                 tab->nrows == 1 ? "" : "s",
+	                 tab->slingshot ? "NCCL_SOCKET_IFNAME" : "NCCL_IB_HCA",
+	                 tab->nccl_ib_hca[0] || tab->socket_ifname[0] ? "=" : " ",
+	                 tab->slingshot ? tab->socket_ifname
+	                 : tab->nccl_ib_hca[0] ? tab->nccl_ib_hca : "unset", tab->step_cpus,
 	                 tab->fabric[0] ? "; fabric " : "", tab->fabric,
 	                 tab->note[0] ? "; note: " : "", tab->note);
 
@@ -922,6 +967,21 @@ int rdzv_bind_format_row(const struct rdzv_bind_table *tab, size_t i, char *buf,
 	r = &tab->rows[i];
 	if (r->gpu < 0)
 		n = snprintf(buf, len, "task %zu: no GPU", i);
+	else if (tab->amd || tab->slingshot)
+		n = snprintf(buf, len, "task %zu: gpu %d %s%s%.0zu%s %s:%u %s %s, %s%s%s%s%s%s%s, cpus %s%s",
+		             i, r->gpu, r->busid, r->ngpus > 1 ? " and " : "",
+		             r->ngpus > 1 ? r->ngpus - 1 : 0, r->ngpus > 1 ? " more" : "",
+		             tab->amd ? "hip" : "cuda", r->ordinal,
+		             tab->amd ? "ROCR_VISIBLE_DEVICES" : "visible", r->visible,
+		             tab->slingshot ? "nic" : "UCX_NET_DEVICES",
+		             tab->slingshot ? " " : r->ucx[0] ? "=" : " ",
+		             tab->slingshot ? (r->ifname[0] ? r->ifname : "none")
+		                            : r->ucx[0] ? r->ucx : "unset",
+		             r->ucx[0] || r->ifname[0] ? " (" : "",
+		             r->ucx[0] || r->ifname[0] ? rdzv_near_name(r->near) : "",
+		             (r->ucx[0] || r->ifname[0]) && r->c2c ? "+c2c" : "",
+		             r->ucx[0] || r->ifname[0] ? ")" : "", r->cpus,
+		             r->cpus_far ? " (none of the step's CPUs is local to the GPU)" : "");
 	else
 		n = snprintf(buf, len, "task %zu: gpu %d %s%s%.0zu%s cuda:%u visible %s, "
 		             "UCX_NET_DEVICES%s%s%s%s%s%s, cpus %s%s", i, r->gpu, r->busid,

@@ -1,6 +1,7 @@
-/* topo.c: load the topology and list the node's CUDA GPUs and RDMA NIC
- * ports, each by PCI bus id (names such as mlx5_N differ between nodes of
- * one model: JUWELS Booster jwb0001 vs jwb0004). */
+/* topo.c: load the topology and list the node's GPUs (NVIDIA's CUDA GPUs,
+ * else AMD's) and RDMA NIC ports (and Slingshot interfaces), each by PCI
+ * bus id (names such as mlx5_N differ between nodes of one model: JUWELS
+ * Booster jwb0001 vs jwb0004). */
 #include "config.h"
 #include "topo-priv.h"
 #include "util.h"
@@ -11,6 +12,11 @@
 
 #define PCI_VENDOR_NVIDIA 0x10de
 #define PCI_VENDOR_AMAZON 0x1d0f
+#define PCI_VENDOR_AMD 0x1002
+#define PCI_VENDOR_HPE_CRAY 0x17db
+#define PCI_DEVICE_CASSINI 0x0501
+#define PCI_CLASS_DISPLAY_OTHER 0x0380
+#define PCI_CLASS_ACCELERATOR 0x1200
 #define PCI_CLASS_VGA 0x0300
 #define PCI_CLASS_3D 0x0302
 #define PCI_CLASS_ETHERNET 0x0200
@@ -55,6 +61,8 @@ const char *rdzv_fabric_name(enum rdzv_fabric f)
 		return "ethernet";
 	case RDZV_FABRIC_OTHER:
 		return "other";
+	case RDZV_FABRIC_SLINGSHOT:
+		return "slingshot";
 	}
 	return "?";
 }
@@ -82,14 +90,25 @@ static int cmp_pci(hwloc_obj_t a, hwloc_obj_t b)
 
 /* While loading: the hwloc objects behind the model's entries. */
 struct found_nic {
-	hwloc_obj_t pci, osdev;
+	hwloc_obj_t pci, osdev;     /* osdev: NULL for a Slingshot NIC */
+	const char *name;
 	int port, state;
 	int gpuless;   /* no CUDA GPU below its host bridge */
 };
 
+/* A logical GPU: a PCI function, and which of its partitions (MI300
+ * TPX/CPX: several per function, in rsmi order). */
+struct found_gpu {
+	hwloc_obj_t pci;
+	size_t sub;
+};
+
 static int cmp_gpu_obj(const void *a, const void *b)
 {
-	return cmp_pci(*(hwloc_obj_t const *)a, *(hwloc_obj_t const *)b);
+	const struct found_gpu *x = a, *y = b;
+	int c = cmp_pci(x->pci, y->pci);
+
+	return c ? c : x->sub < y->sub ? -1 : x->sub > y->sub;
 }
 
 static int cmp_nic(const void *a, const void *b)
@@ -99,7 +118,7 @@ static int cmp_nic(const void *a, const void *b)
 
 	if (c)
 		return c;
-	if ((c = strcmp(x->osdev->name, y->osdev->name)))
+	if ((c = strcmp(x->name, y->name)))
 		return c;
 	return x->port - y->port;
 }
@@ -109,6 +128,79 @@ static int is_cuda_gpu(hwloc_obj_t pci)
 	return pci->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA
 	       && (pci->attr->pcidev.class_id == PCI_CLASS_VGA
 	           || pci->attr->pcidev.class_id == PCI_CLASS_3D);
+}
+
+/* Does a PCI function have an OS device whose name starts with prefix? */
+static size_t osdevs_named(hwloc_obj_t pci, const char *prefix)
+{
+	hwloc_obj_t os;
+	size_t n = 0;
+
+	for (os = pci->io_first_child; os; os = os->next_sibling)
+		n += os->type == HWLOC_OBJ_OS_DEVICE && os->name
+		     && strncmp(os->name, prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+/* The logical AMD GPUs of a PCI function, 0 if it is none. Instinct GPUs
+ * are vendor 1002 of class 0380 (MI50, MI100, MI250X GCDs) or 1200 (MI300A,
+ * MI300X), with or without OS devices; a display-class (0300/0302) AMD
+ * function (MI25, workstation GPUs) counts when ROCm SMI (rsmiN) or the DRM
+ * render node (renderDN) shows it. One function shows several logical GPUs
+ * in MI300's TPX/CPX partition modes, one rsmiN each (hwloc built with ROCm
+ * SMI); without rsmi OS devices it is one GPU. */
+static size_t amd_gpus_of(hwloc_obj_t pci)
+{
+	size_t rsmi;
+
+	if (pci->attr->pcidev.vendor_id != PCI_VENDOR_AMD)
+		return 0;
+	rsmi = osdevs_named(pci, "rsmi");
+	switch (pci->attr->pcidev.class_id) {
+	case PCI_CLASS_DISPLAY_OTHER:
+	case PCI_CLASS_ACCELERATOR:
+		return rsmi ? rsmi : 1;
+	case PCI_CLASS_VGA:
+	case PCI_CLASS_3D:
+		return rsmi ? rsmi : osdevs_named(pci, "renderD") ? 1 : 0;
+	}
+	return 0;
+}
+
+/* An HPE Slingshot NIC (Cassini): by its PCI ids, or by hwloc's marks
+ * (subtype Slingshot on its interface from 2.9.1, cxiN OS devices from
+ * 2.14). It has no OpenFabrics device; binding names its interface. */
+static int is_slingshot(hwloc_obj_t pci)
+{
+	hwloc_obj_t os;
+
+	if (pci->attr->pcidev.vendor_id == PCI_VENDOR_HPE_CRAY
+	    && pci->attr->pcidev.device_id == PCI_DEVICE_CASSINI)
+		return 1;
+	for (os = pci->io_first_child; os; os = os->next_sibling)
+		if (os->type == HWLOC_OBJ_OS_DEVICE
+		    && ((os->subtype && strcmp(os->subtype, "Slingshot") == 0)
+		        || (os->name && strncmp(os->name, "cxi", 3) == 0)))
+			return 1;
+	return 0;
+}
+
+/* The name binding gives a Slingshot NIC: its network interface (hsn0,
+ * hsi0), else its cxi device; NULL when it has neither (not usable). */
+static const char *slingshot_name(hwloc_obj_t pci)
+{
+	hwloc_obj_t os;
+	const char *cxi = NULL;
+
+	for (os = pci->io_first_child; os; os = os->next_sibling) {
+		if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name || strlen(os->name) >= RDZV_TOKEN_MAX)
+			continue;
+		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK)
+			return os->name;
+		if (!cxi && strncmp(os->name, "cxi", 3) == 0)
+			cxi = os->name;
+	}
+	return cxi;
 }
 
 /* The PCI function an OS device hangs from, or NULL. */
@@ -152,6 +244,8 @@ static size_t ports_of(hwloc_obj_t os, int *ports, int *states)
  * type: 0207 InfiniBand, 0200 Ethernet (RoCE; also iWARP, bnxt_re...). */
 static enum rdzv_fabric fabric_of(hwloc_obj_t pci)
 {
+	if (is_slingshot(pci))
+		return RDZV_FABRIC_SLINGSHOT;
 	if (pci->attr->pcidev.vendor_id == PCI_VENDOR_AMAZON)
 		return RDZV_FABRIC_EFA;
 	switch (pci->attr->pcidev.class_id) {
@@ -166,7 +260,7 @@ static enum rdzv_fabric fabric_of(hwloc_obj_t pci)
 static int is_rdma(hwloc_obj_t os)
 {
 	return os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && pci_parent(os) && os->name
-	       && strlen(os->name) < RDZV_TOKEN_MAX;
+	       && strlen(os->name) < RDZV_TOKEN_MAX && !is_slingshot(pci_parent(os));
 }
 
 static hwloc_obj_t package_of(hwloc_topology_t topo, hwloc_obj_t o)
@@ -356,16 +450,24 @@ fail:
 static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, size_t errlen)
 {
 	int ports[PORTS_MAX], states[PORTS_MAX];
-	hwloc_obj_t o = NULL, *gpus = NULL;
+	hwloc_obj_t o = NULL;
+	struct found_gpu *gpus = NULL;
 	struct found_nic *nics = NULL;
 	struct rdzv_topo *t = NULL;
-	size_t ng = 0, nn = 0, nc, i, j, npci = 0;
-	int rv = -1, c2c = c2c_node(topo);
+	size_t ng = 0, namd = 0, nn = 0, nc, i, j, k, npci = 0;
+	int rv = -1, c2c = c2c_node(topo), amd;
 
 	while ((o = hwloc_get_next_pcidev(topo, o))) {
 		ng += is_cuda_gpu(o);
+		namd += amd_gpus_of(o);
+		nn += is_slingshot(o) && slingshot_name(o);
 		npci++;
 	}
+	/* NVIDIA's GPUs where the node has any (a mixed workstation binds its
+	 * CUDA GPUs, as before), else AMD's. */
+	amd = ng == 0 && namd > 0;
+	if (amd)
+		ng = namd;
 	while ((o = hwloc_get_next_osdev(topo, o)))
 		if (is_rdma(o))
 			nn += ports_of(o, ports, states);
@@ -377,9 +479,21 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 	}
 	t->npci = npci;
 	ng = nn = 0;
-	while ((o = hwloc_get_next_pcidev(topo, o)))
-		if (is_cuda_gpu(o))
-			gpus[ng++] = o;
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
+		size_t nsub = amd ? amd_gpus_of(o) : (size_t)is_cuda_gpu(o);
+
+		for (k = 0; k < nsub; k++, ng++) {
+			gpus[ng].pci = o;
+			gpus[ng].sub = k;
+		}
+		if (is_slingshot(o) && slingshot_name(o)) {
+			nics[nn].pci = o;
+			nics[nn].name = slingshot_name(o);
+			nics[nn].port = 1;
+			nics[nn].state = -1;
+			nn++;
+		}
+	}
 	while ((o = hwloc_get_next_osdev(topo, o))) {
 		size_t np;
 
@@ -388,6 +502,7 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 		np = ports_of(o, ports, states);
 		for (i = 0; i < np; i++, nn++) {
 			nics[nn].osdev = o;
+			nics[nn].name = o->name;
 			nics[nn].pci = pci_parent(o);
 			nics[nn].port = ports[i];
 			nics[nn].state = states[i];
@@ -402,24 +517,25 @@ static int extract(hwloc_topology_t topo, struct rdzv_topo **out, char *err, siz
 
 		nics[j].gpuless = hb != NULL;
 		for (i = 0; hb && i < ng && nics[j].gpuless; i++)
-			nics[j].gpuless = !is_ancestor(hb, gpus[i]);
+			nics[j].gpuless = !is_ancestor(hb, gpus[i].pci);
 	}
 	for (i = 0; i < ng; i++) {
 		struct rdzv_topo_gpu *g = &t->gpus[i];
+		hwloc_obj_t pci = gpus[i].pci;
 
-		format_busid(gpus[i], g->busid, sizeof(g->busid));
-		g->vendor = gpus[i]->attr->pcidev.vendor_id;
-		g->device = gpus[i]->attr->pcidev.device_id;
-		snprintf(g->model, sizeof(g->model), "%s", gpu_model_of(gpus[i]));
-		if (hwloc_bitmap_copy(g->cpus, local_cpus_of(topo, gpus[i])) < 0)
+		format_busid(pci, g->busid, sizeof(g->busid));
+		g->vendor = pci->attr->pcidev.vendor_id;
+		g->device = pci->attr->pcidev.device_id;
+		snprintf(g->model, sizeof(g->model), "%s", gpu_model_of(pci));
+		if (hwloc_bitmap_copy(g->cpus, local_cpus_of(topo, pci)) < 0)
 			goto oom;
 		for (j = 0; j < nn; j++)
-			t->near[i * nn + j] = (unsigned char)near_of(topo, gpus[i], nics[j].pci,
+			t->near[i * nn + j] = (unsigned char)near_of(topo, pci, nics[j].pci,
 			                                             c2c && nics[j].gpuless);
 	}
 	for (j = 0; j < nn; j++) {
 		format_busid(nics[j].pci, t->nics[j].busid, sizeof(t->nics[j].busid));
-		snprintf(t->nics[j].name, sizeof(t->nics[j].name), "%s", nics[j].osdev->name);
+		snprintf(t->nics[j].name, sizeof(t->nics[j].name), "%s", nics[j].name);
 		t->nics[j].port = nics[j].port;
 		t->nics[j].state = nics[j].state;
 		t->nics[j].fabric = (int)fabric_of(nics[j].pci);
@@ -511,6 +627,11 @@ void rdzv_topo_destroy(struct rdzv_topo *t)
 size_t rdzv_topo_gpu_count(const struct rdzv_topo *t)
 {
 	return t->ngpus;
+}
+
+int rdzv_topo_gpus_amd(const struct rdzv_topo *t)
+{
+	return t && t->ngpus && t->gpus[0].vendor == PCI_VENDOR_AMD;
 }
 
 size_t rdzv_topo_pci_count(const struct rdzv_topo *t)

@@ -50,6 +50,8 @@ enum rdzv_fabric {
 	RDZV_FABRIC_EFA,      /* AWS Elastic Fabric Adapter (PCI vendor 1d0f) */
 	RDZV_FABRIC_ETH,      /* RDMA over Ethernet: RoCE, iWARP (PCI class 0200) */
 	RDZV_FABRIC_OTHER,    /* any other class (Omni-Path 0208...) */
+	RDZV_FABRIC_SLINGSHOT,/* HPE Slingshot (Cassini 17db:0501): a network
+	                       * interface (hsn0, hsi0), no OpenFabrics device */
 };
 
 const char *rdzv_fabric_name(enum rdzv_fabric f);
@@ -98,9 +100,15 @@ struct rdzv_bind_req {
 	const char *hca_allow; /* NCCL_IB_HCA-syntax allow-list; NULL: no limit */
 	const char *step_cpus; /* the step's CPUs as a list "0-7,16"; NULL: the topology's */
 	const struct rdzv_identity *ident; /* Slurm's GPU numbers -> PCI; NULL: positional */
+	int amd;               /* bind AMD GPUs too (else a node whose GPUs are
+	                        * AMD's binds nothing, as before issue 33) */
 };
 
 struct rdzv_identity;
+
+/* Is the node's GPU list AMD's? (GPUs are NVIDIA's where the node has any
+ * CUDA GPU, else AMD's Instinct GPUs: doc/binding.md.) */
+int rdzv_topo_gpus_amd(const struct rdzv_topo *t);
 
 #define RDZV_BUSID_MAX 16
 #define RDZV_TOKEN_MAX 64
@@ -116,6 +124,7 @@ struct rdzv_bind_row {
 	char visible[RDZV_NICLIST_MAX]; /* the block's CUDA_VISIBLE_DEVICES entries */
 	unsigned ordinal;             /* the (first) GPU's CUDA ordinal under the step's list */
 	char ucx[RDZV_NICLIST_MAX];   /* UCX_NET_DEVICES ("mlx5_0:1,..."); "": none */
+	char ifname[RDZV_NICLIST_MAX];/* its Slingshot NICs' interfaces ("hsn0"); "": none */
 	enum rdzv_near near;          /* nearness of those NICs (the best level) */
 	int c2c;                      /* c2c NICs added to NICs of a better level */
 	char cpus[RDZV_CPULIST_MAX];  /* CPUs to bind to; "": none */
@@ -130,12 +139,16 @@ struct rdzv_bind_table {
 	size_t nrows;                     /* one row per local task */
 	struct rdzv_bind_row *rows;
 	char nccl_ib_hca[RDZV_NICLIST_MAX]; /* "=mlx5_0:1,..."; "": no NIC */
+	char socket_ifname[RDZV_NICLIST_MAX]; /* Slingshot: "=hsn0,hsn1"; "": none */
 	char step_cpus[RDZV_CPULIST_MAX];
 	struct rdzv_cpumask *step_mask;
 	char note[256];                   /* a warning for the user; "": none */
 	char fabric[160];                 /* ports of several kinds were usable: the
 	                                   * one chosen and those left out; "": one */
 	char (*token)[RDZV_TOKEN_MAX];    /* the step's CUDA_VISIBLE_DEVICES entries */
+	int amd;                          /* the GPUs are AMD's: ROCR_VISIBLE_DEVICES, hip:N */
+	int slingshot;                    /* the NICs are Slingshot interfaces: the node's
+	                                   * list is NCCL_SOCKET_IFNAME, rows name them */
 	struct rdzv_bind_row *single;     /* per step GPU k: a row for GPU k alone, with
 	                                   * all its CPUs in the step (tasks Slurm gave
 	                                   * their own GPU, see rdzv_bind_task_row) */

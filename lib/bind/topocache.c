@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 /* 2: the c2c nearness level and each port's fabric (a version-1 entry is
- * refused as "not a cache file of this version", then rewritten). */
-#define CACHE_MAGIC "rdzv-topo-cache 2"
+ * refused as "not a cache file of this version", then rewritten).
+ * 3: AMD GPUs and Slingshot NICs (a version-2 entry of an AMD node holds
+ * no GPU). */
+#define CACHE_MAGIC "rdzv-topo-cache 3"
 #define CACHE_MAX (8u << 20) /* a model is a few KiB; refuse anything huge */
 #define CPUS_MAX (1 << 20)
 
@@ -224,7 +226,7 @@ int rdzv_topo_deserialize(const char *text, const char *key, struct rdzv_topo **
 			struct rdzv_topo_nic *n = &t->nics[ni];
 
 			if (sscanf(l, "nic %63s %63s %d %d %d", a, b2, &n->port, &n->state, &n->fabric) != 5
-			    || n->fabric < RDZV_FABRIC_IB || n->fabric > RDZV_FABRIC_OTHER
+			    || n->fabric < RDZV_FABRIC_IB || n->fabric > RDZV_FABRIC_SLINGSHOT
 			    || rdzv_strlcpy(n->busid, a, sizeof(n->busid)) < 0
 			    || rdzv_strlcpy(n->name, b2, sizeof(n->name)) < 0)
 				break;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static const char model_text[] =
-	"rdzv-topo-cache 2\nkey fuzz\ncounts 2 1 2 3\n"
+	"rdzv-topo-cache 3\nkey fuzz\ncounts 2 1 2 3\n"
 	"gpu 0000:03:00.0 10de 20b0 0-1 A100\ngpu 0000:44:00.0 10de 20b0 2-3 A100\n"
 	"nic 0000:04:00.0 mlx5_0 1 4 0\nnear 0\nnear 5\ncore 0-1\ncore 2-3\nallowed 0-3\nend\n";
 

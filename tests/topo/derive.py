@@ -12,7 +12,15 @@ tests/0040 compares rdzv-topo with the goldens and the goldens with this.
 
 What is read from the XML, and how:
 - GPUs: PCIDev objects whose pci_type is class 0300 or 0302 with vendor
-  10de, in PCI bus-id order (domain:bus:dev.fn compared as numbers).
+  10de, in PCI bus-id order (domain:bus:dev.fn compared as numbers). A node
+  without one: AMD's, vendor 1002 of class 0380 or 1200, or of class
+  0300/0302 with an OSDev named rsmi* or renderD*; one GPU per OSDev
+  named rsmi* (MI300 partitions: several on one function), else one; then
+  rows say hip:N and ROCR_VISIBLE_DEVICES.
+- Slingshot NICs: PCIDev 17db:0501, or one with an OSDev of subtype
+  Slingshot or named cxi*: one port named after its OSDev of osdev_type 2
+  (the interface), else its cxi* OSDev; state unknown (usable); fabric
+  slingshot; the node's list is NCCL_SOCKET_IFNAME, rows say "nic NAME".
 - RDMA NIC ports: PCIDev objects with an OSDev child of osdev_type 3
   (OpenFabrics), one port per "PortNState" info (4 = active, else down).
 - A device's place: its chain of Bridge ancestors (bridge_type "0-1" is a
@@ -36,7 +44,7 @@ import xml.etree.ElementTree as ET
 
 LEVELS = ["switch", "hostbridge", "c2c", "numa", "package", "system"]
 C2C = LEVELS.index("c2c")
-FABRICS = ["infiniband", "efa", "ethernet", "other"]
+FABRICS = ["infiniband", "efa", "ethernet", "other", "slingshot"]
 
 
 class Fail(Exception):
@@ -127,6 +135,7 @@ class Topo:
                 a = self.parent.get(a)
             self.core_of[pu] = id(a) if a is not None and a.get("type") == "Core" else ("pu", pu)
         self.gpus = []
+        amd_gpus = []
         self.ports = []
         for o in objs:
             if o.get("type") != "PCIDev":
@@ -135,7 +144,28 @@ class Topo:
             vendor = ids.strip("[]").split(":")[0]
             place = self.place_of(o)
             if vendor == "10de" and cls in ("0300", "0302"):
-                self.gpus.append(dict(busid=o.get("pci_busid"), ids=ids, **place))
+                self.gpus.append(dict(busid=o.get("pci_busid"), ids=ids, sub=0, **place))
+            osdevs = [c for c in o if c.tag == "object" and c.get("type") == "OSDev"]
+            names = [c.get("name") or "" for c in osdevs]
+            rsmi = sum(1 for n in names if n.startswith("rsmi"))
+            if vendor == "1002":
+                if cls in ("0380", "1200"):
+                    count = rsmi or 1
+                elif cls in ("0300", "0302"):
+                    count = rsmi or (1 if any(n.startswith("renderD") for n in names) else 0)
+                else:
+                    count = 0
+                for sub in range(count):
+                    amd_gpus.append(dict(busid=o.get("pci_busid"), ids=ids, sub=sub, **place))
+            slingshot = ids.strip("[]") == "17db:0501" or any(
+                c.get("subtype") == "Slingshot" or (c.get("name") or "").startswith("cxi") for c in osdevs)
+            if slingshot:
+                nets = [c.get("name") for c in osdevs if c.get("osdev_type") == "2"]
+                cxis = [n for n in names if n.startswith("cxi")]
+                if nets or cxis:
+                    self.ports.append(dict(name=(nets or cxis)[0], port=1, busid=o.get("pci_busid"),
+                                           active=True, known=False, fabric="slingshot", **place))
+                continue
             for c in o:
                 if c.tag == "object" and c.get("type") == "OSDev" and c.get("osdev_type") == "3":
                     states = {}
@@ -152,7 +182,11 @@ class Topo:
                     for port in sorted(states):
                         self.ports.append(dict(name=c.get("name"), port=port, busid=o.get("pci_busid"),
                                                active=states[port] == "4", fabric=fabric, **place))
-        self.gpus.sort(key=lambda g: busid_key(g["busid"]))
+        # NVIDIA's GPUs where the node has any, else AMD's.
+        self.amd = not self.gpus and bool(amd_gpus)
+        if self.amd:
+            self.gpus = amd_gpus
+        self.gpus.sort(key=lambda g: (busid_key(g["busid"]), g["sub"]))
         gpu_hbs = set().union(*(g["hostbridges"] for g in self.gpus)) if self.gpus else set()
         for p in self.ports:
             p["gpuless"] = self.c2c and p["top_hb"] is not None and p["top_hb"] not in gpu_hbs
@@ -296,7 +330,7 @@ def derive(argv):
         for g in step:
             if g >= len(t.gpus):
                 raise Fail("SLURM_STEP_GPUS=%s: GPU %d is not in the topology, which has %s"
-                           % (gspec, g, plural(len(t.gpus), "CUDA GPU")))
+                           % (gspec, g, plural(len(t.gpus), "AMD GPU" if t.amd else "CUDA GPU")))
     visible = opts["--visible"].split(",") if "--visible" in opts and step else [str(g) for g in step]
     # Default: one task per step GPU as given (a node without CUDA GPUs
     # still runs the tasks Slurm gave it GPUs for).
@@ -309,7 +343,8 @@ def derive(argv):
             out.append("gpu %d %s %s cpus %s" % (k, g["busid"], g["ids"], fmt_list(g["cpus"])))
         for p in t.ports:
             out.append("nic %s:%d %s state %s" % (p["name"], p["port"], p["busid"],
-                                                   "active" if p["active"] else "down"))
+                                                   "unknown" if p.get("known") is False
+                                                   else "active" if p["active"] else "down"))
 
     # Each step GPU's NICs: usable ports at its best level, ties split.
     usable = [p for p in t.ports if p["active"] and allowed_port(p, allow)]
@@ -330,8 +365,12 @@ def derive(argv):
     c2c_nics = split(step, extra)
     nics = [a + b for a, b in zip(nics, c2c_nics)]
     union = sorted({k for n in nics for k in n})
-    name = lambda k: "%s:%d" % (usable[k]["name"], usable[k]["port"])
+    sling = lambda k: usable[k]["fabric"] == "slingshot"
+    name = lambda k: usable[k]["name"] if sling(k) else "%s:%d" % (usable[k]["name"], usable[k]["port"])
+    slingshot = any(sling(k) for k in union)
     hca = "NCCL_IB_HCA==" + ",".join(name(k) for k in union) if union else "NCCL_IB_HCA unset"
+    if slingshot:
+        hca = "NCCL_SOCKET_IFNAME==" + ",".join(name(k) for k in union)
     node = "node: %s, %s, %s, cpus %s" % (plural(len(step), "GPU"), plural(ntasks, "task"), hca,
                                           fmt_list(stepcpus))
     if fabric:
@@ -387,14 +426,16 @@ def derive(argv):
         more = " and %d more" % (len(r) - 1) if len(r) > 1 else ""
         vis = ",".join(visible[q] for q in r)
         ks = sorted({k for q in r for k in nics[q]})
+        what = "nic " if slingshot else "UCX_NET_DEVICES="
         if ks:
             c2c = "+c2c" if any(c2c_nics[q] for q in r) else ""
-            ucx = "UCX_NET_DEVICES=%s (%s%s)" % (",".join(name(k) for k in ks), LEVELS[best[r[0]][0]], c2c)
+            ucx = "%s%s (%s%s)" % (what, ",".join(name(k) for k in ks), LEVELS[best[r[0]][0]], c2c)
         else:
-            ucx = "UCX_NET_DEVICES unset"
+            ucx = "nic none" if slingshot else "UCX_NET_DEVICES unset"
         flag = " (none of the step's CPUs is local to the GPU)" if sets[i][1] else ""
-        out.append("task %d: gpu %d %s%s cuda:%d visible %s, %s, cpus %s%s"
-                   % (i, step[r[0]], first["busid"], more, r[0], vis, ucx, fmt_list(cpus_of[i]), flag))
+        sel = "hip:%d ROCR_VISIBLE_DEVICES" % r[0] if t.amd else "cuda:%d visible" % r[0]
+        out.append("task %d: gpu %d %s%s %s %s, %s, cpus %s%s"
+                   % (i, step[r[0]], first["busid"], more, sel, vis, ucx, fmt_list(cpus_of[i]), flag))
     return out
 
 

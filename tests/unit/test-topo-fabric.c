@@ -116,7 +116,7 @@ static struct rdzv_topo *load_file(const char *file)
 static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus, unsigned ntasks,
                                      const char *allow)
 {
-	struct rdzv_bind_req req = { gpus, NULL, ntasks, allow, NULL, NULL };
+	struct rdzv_bind_req req = { gpus, NULL, ntasks, allow, NULL, NULL, 0 };
 	struct rdzv_bind_table *tab = NULL;
 	char err[512] = "";
 

@@ -32,7 +32,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
                                      const char *visible, unsigned ntasks, const char *allow,
                                      const char *cpus)
 {
-	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus, NULL };
+	struct rdzv_bind_req req = { gpus, visible, ntasks, allow, cpus, NULL, 0 };
 	struct rdzv_bind_table *tab = NULL;
 	char err[512] = "";
 
@@ -44,7 +44,7 @@ static struct rdzv_bind_table *table(const struct rdzv_topo *t, const char *gpus
 static void refused(const struct rdzv_topo *t, const char *gpus, const char *visible,
                     const char *allow, const char *cpus, const char *why_part)
 {
-	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus, NULL };
+	struct rdzv_bind_req req = { gpus, visible, 2, allow, cpus, NULL, 0 };
 	struct rdzv_bind_table *tab = (struct rdzv_bind_table *)1;
 	char err[512] = "";
 
@@ -201,7 +201,7 @@ static void test_no_nic_and_other_socket(void)
 	t = load("mpibind__topo-xml__eas-tioga.xml");
 	tab = table(t, "0,1", "0,1", 2, NULL, NULL);
 	ok(tab && tab->ngpus == 0 && tab->rows[0].gpu < 0 && !tab->rows[0].mask,
-	   "tioga: AMD GPUs exported by Slurm: nothing to bind, no error");
+	   "tioga: AMD GPUs exported by Slurm, the plugin (amd 0): nothing to bind, no error");
 	rdzv_bind_table_destroy(tab);
 	rdzv_topo_destroy(t);
 }
