@@ -73,8 +73,8 @@ static char *slurp(const char *file)
 static int subst_all(char **text, const char *from, const char *to)
 {
 	size_t lf = strlen(from), lt = strlen(to), n = 0;
-	char *at, *out, *o;
-	const char *p;
+	char *out, *o;
+	const char *p, *at;
 
 	if (!*text)
 		return 0;
