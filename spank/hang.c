@@ -12,6 +12,15 @@
  *   None of this is set, made or read when it is off (the two cases below
  *   aside). Runs as the user: the
  *   directory and files are the user's, under the user's TMPDIR.
+ *   First (issue 31): hang_python='s sitecustomize.py must be there as the
+ *   task sees it (pyxis's container: inside it); without it the step would
+ *   be armed in name only. The user's own --rdzv-debug=hang or
+ *   --rdzv-collective-timeout is then refused, with the path and the fix;
+ *   a site default (debug=, collective_timeout=) or torchrun's forwarding
+ *   is a warning, once per node. With container_env=yes, outside pyxis,
+ *   the task's APPTAINER_BIND and SINGULARITY_BIND get
+ *   hang_python:hang_python:ro and the step's directory appended (the
+ *   user's binds kept): Apptainer binds them into any image the task runs.
  *   --rdzv-collective-timeout / collective_timeout= add
  *     RDZV_COLLECTIVE_TIMEOUT=SECONDS
  *   which sitecustomize.py makes torch.distributed's default timeout.
@@ -33,6 +42,7 @@
 #include "hooks.h"
 #include "handover.h"
 #include "hang.h"
+#include "container_hooks.h"
 #include "util.h"
 
 #include <errno.h>
@@ -85,6 +95,107 @@ int rdzv_hang_armed(void)
 	return rdzv.conf.debug_hang || rdzv_hang_timeout() > 0;
 }
 
+/* What armed the step, as the user or plugstack.conf wrote it; *asked: the
+ * user's own option (--rdzv-debug=hang, --rdzv-collective-timeout). */
+static const char *armed_by(int agent, int *asked)
+{
+	*asked = 1;
+	if (rdzv.opts.debug_hang == 1)
+		return "--rdzv-debug=hang";
+	if (rdzv.opts.collective_timeout > 0)
+		return "--rdzv-collective-timeout";
+	*asked = 0;
+	if (rdzv.opts.debug_hang < 0 && rdzv.conf.debug_hang)
+		return "debug=hang (plugstack.conf)";
+	if (rdzv_hang_timeout() > 0)
+		return "collective_timeout= (plugstack.conf)";
+	return agent ? "--rdzv=torchrun" : "--rdzv-debug=hang";
+}
+
+/* hang_python='s sitecustomize.py as this task sees it (task_init: the
+ * user's credentials; in pyxis's container, the container's files): 1 when
+ * it is a file the user can read whose first lines name spank-rdzv, 0 when
+ * it is missing or another's (what Python would then load instead is the
+ * image's or Debian's own sitecustomize, which arms nothing). */
+static int sitecustomize_ours(char *path, size_t len)
+{
+	char head[512];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, len, "%s/sitecustomize.py", rdzv.conf.hang_python);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	head[n] = '\0';
+	return strstr(head, "spank-rdzv") != NULL;
+}
+
+/* Apptainer (and Singularity) read APPTAINER_BIND / SINGULARITY_BIND from
+ * the environment of the `apptainer` command a task runs: ENTRY (one or
+ * more "SRC:DST[:ro]", comma separated) is appended to both, after the
+ * user's own binds; a user who set only one of the two gets the same value
+ * in both (Apptainer warns when they differ). An entry already there is not
+ * added again (a step started from an armed step's task). */
+static int has_entry(const char *list, const char *entry)
+{
+	size_t n = strlen(entry);
+	const char *p = list;
+
+	while (p && *p) {
+		if (strncmp(p, entry, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+static int add_binds(spank_t sp, const char *const *entries, size_t n)
+{
+	static const char *const names[2] = { "APPTAINER_BIND", "SINGULARITY_BIND" };
+	char *have[2] = { NULL, NULL }, *val = NULL;
+	size_t i, j, need;
+	int rv = -1;
+
+	for (i = 0; i < 2; i++)
+		if (rdzv_job_getenv_dup(sp, names[i], &have[i]) < 0)
+			goto out;
+	for (i = 0; i < 2; i++) {
+		const char *base = have[i] && *have[i] ? have[i] : have[1 - i];
+
+		need = (base ? strlen(base) : 0) + 1;
+		for (j = 0; j < n; j++)
+			need += strlen(entries[j]) + 1;
+		free(val);
+		if (!(val = malloc(need)))
+			goto out;
+		snprintf(val, need, "%s", base ? base : "");
+		for (j = 0; j < n; j++)
+			if (!has_entry(val, entries[j])) {
+				if (val[0])
+					strcat(val, ",");
+				strcat(val, entries[j]);
+			}
+		if (spank_setenv(sp, names[i], val, 1) != ESPANK_SUCCESS)
+			goto out;
+	}
+	rv = 0;
+out:
+	free(val);
+	free(have[0]);
+	free(have[1]);
+	return rv;
+}
+
 /* torchrun mode: the agent forwards Slurm's warning signals to its workers
  * (issue 27, point 4; sitecustomize.py). The user's own value wins. */
 #define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
@@ -94,7 +205,8 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
                         size_t errlen)
 {
 	char tmp[RDZV_PATH_MAX], dir[RDZV_PATH_MAX + 64], step_dir[RDZV_PATH_MAX + 96];
-	char sig[16], secs[16], *pp = NULL, *path = NULL;
+	char sig[16], secs[16], *pp = NULL, *path = NULL, sc[RDZV_PATH_MAX + 32];
+	char bind_py[2 * RDZV_PATH_MAX + 8], bind_dir[2 * (RDZV_PATH_MAX + 96) + 8];
 	uint32_t job = 0, step = 0, timeout = rdzv_hang_timeout();
 	size_t need;
 	int rc, armed = rdzv_hang_armed();
@@ -102,6 +214,42 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 	(void)rank;
 	if (!armed && !timeout && !agent)
 		return 0;
+	/* Is hang_python='s sitecustomize.py there, as the task will see it?
+	 * Without it PYTHONPATH arms nothing and the step would run armed in
+	 * name only (issue 31): the user's own option is refused, a site
+	 * default or torchrun's forwarding is a warning (once per node). */
+	if (!sitecustomize_ours(sc, sizeof(sc))) {
+		int asked, joined = rdzv_container_joined();
+		const char *what = armed_by(agent, &asked);
+
+		if (joined)
+			snprintf(err, errlen, "%s: hang_python=%s has no spank-rdzv sitecustomize.py "
+			         "inside the container (pyxis/enroot does not mount it), so %s would do "
+			         "nothing there (no rank answers rdzv-hang, no collective timeout, no "
+			         "signal forwarding): mount it with --container-mounts=%s:%s:ro (the "
+			         "administrator: an enroot mounts.d line)", what, rdzv.conf.hang_python,
+			         what, rdzv.conf.hang_python, rdzv.conf.hang_python);
+		else
+			snprintf(err, errlen, "%s: hang_python=%s has no spank-rdzv sitecustomize.py "
+			         "(%s), so %s would do nothing (no rank answers rdzv-hang, no collective "
+			         "timeout, no signal forwarding): the administrator installs spank-rdzv's "
+			         "helpers/python there or sets hang_python= in plugstack.conf to where "
+			         "it is", what, rdzv.conf.hang_python,
+			         access(sc, F_OK) == 0 ? "the file there is not spank-rdzv's" : "missing",
+			         what);
+		if (asked) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l, "; the step is refused: run it without %s to "
+			         "run it unarmed", what);
+			return first_local ? -1 : -2;
+		}
+		if (first_local)
+			fprintf(stderr, RDZV_TAG ": warning: %s: %s\n",
+			        rdzv.nodename[0] ? rdzv.nodename : "?", err);
+		err[0] = '\0';
+		sc[0] = '\0'; /* nothing to bind */
+	}
 	if (agent) {
 		char have[64];
 
@@ -161,6 +309,37 @@ python:
 	if (rc) {
 		snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's environment");
 		return -1;
+	}
+	/* Apptainer: the directory is bound read-only into any image the
+	 * task runs (images do not have it: Python would load the image's own
+	 * sitecustomize.py), and the step's directory read-write (rdzv-hang
+	 * reads the ranks' stacks there, also under --contain, whose /tmp is
+	 * the container's). pyxis's container is joined already: nothing a
+	 * task sets reaches enroot's mounts (the check above said so). */
+	if (sc[0] && rdzv.conf.container_env && !rdzv_container_joined()) {
+		const char *ent[2];
+		size_t n = 0;
+
+		if (strpbrk(rdzv.conf.hang_python, ",:") || strpbrk(step_dir, ",:")) {
+			if (first_local)
+				fprintf(stderr, RDZV_TAG ": warning: %s: hang_python=%s or %s holds a ',' or "
+				        "':', which APPTAINER_BIND cannot carry: inside an Apptainer image the "
+				        "step is not armed unless the user binds them\n",
+				        rdzv.nodename[0] ? rdzv.nodename : "?", rdzv.conf.hang_python,
+				        step_dir[0] ? step_dir : "-");
+		} else {
+			snprintf(bind_py, sizeof(bind_py), "%s:%s:ro", rdzv.conf.hang_python,
+			         rdzv.conf.hang_python);
+			ent[n++] = bind_py;
+			if (step_dir[0]) {
+				snprintf(bind_dir, sizeof(bind_dir), "%s:%s", step_dir, step_dir);
+				ent[n++] = bind_dir;
+			}
+			if (add_binds(sp, ent, n) < 0) {
+				snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's APPTAINER_BIND");
+				return -1;
+			}
+		}
 	}
 	if (rdzv.verbose && first_local)
 		fprintf(stderr, RDZV_TAG ": %s:   debug=hang: RDZV_HANG_DIR=%s, collective timeout %s, "
