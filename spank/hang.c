@@ -196,6 +196,43 @@ out:
 	return rv;
 }
 
+/* The step's own variables also as APPTAINERENV_NAME and
+ * SINGULARITYENV_NAME, as the task has them (overwritten: an outer step's
+ * copies are stale; removed when the task has no NAME), so that they reach
+ * an image under --cleanenv/--containall too; in an armed step, also the
+ * Slurm variables by which rdzv-hang's collector knows the step's
+ * processes (--cleanenv drops them). PYTHONPATH is not among them:
+ * APPTAINERENV_PYTHONPATH would replace an image's own PYTHONPATH. */
+static int carry_vars(spank_t sp)
+{
+	static const char *const names[] = { "RDZV_HANG_DIR", "RDZV_HANG_SIGNAL", RDZV_HANG_ASK_VAR,
+		                             "RDZV_COLLECTIVE_TIMEOUT", "RDZV_FORWARD_SIGNALS",
+		                             /* how rdzv-hang's collector finds the
+		                              * step's processes: armed steps only */
+		                             "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURMD_NODENAME" };
+	static const char *const prefixes[] = { "APPTAINERENV_", "SINGULARITYENV_" };
+	char val[512], name[64];
+	size_t i, k;
+	int armed = rdzv_job_getenv(sp, "RDZV_HANG_DIR", val, sizeof(val)) > 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int have = rdzv_job_getenv(sp, names[i], val, sizeof(val));
+
+		if (!armed && strncmp(names[i], "SLURM", 5) == 0)
+			continue; /* not ours to copy */
+
+		if (have < 0)
+			continue; /* a user's value too long to copy here: left alone */
+		for (k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "%s%s", prefixes[k], names[i]);
+			if (have > 0 ? spank_setenv(sp, name, val, 1) != ESPANK_SUCCESS
+			             : (spank_unsetenv(sp, name), 0))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* torchrun mode: the agent forwards Slurm's warning signals to its workers
  * (issue 27, point 4; sitecustomize.py). The user's own value wins. */
 #define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
@@ -335,8 +372,9 @@ python:
 				snprintf(bind_dir, sizeof(bind_dir), "%s:%s", step_dir, step_dir);
 				ent[n++] = bind_dir;
 			}
-			if (add_binds(sp, ent, n) < 0) {
-				snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's APPTAINER_BIND");
+			if (add_binds(sp, ent, n) < 0 || carry_vars(sp) < 0) {
+				snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's APPTAINER_BIND "
+				         "or APPTAINERENV_ copies");
 				return -1;
 			}
 		}

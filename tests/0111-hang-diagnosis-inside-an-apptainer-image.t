@@ -12,7 +12,10 @@
 #     names rank 2 (rdzv-hang run by srun), as outside (tests/0106);
 #   - torch.distributed's default timeout inside the image is the option's;
 #   - the user's own APPTAINER_BIND still binds, and Apptainer prints no
-#     warning or notice about the two variables.
+#     warning or notice about the two variables;
+#   - under --cleanenv, with the user's --env PYTHONPATH=hang_python (the
+#     one variable the plugin cannot carry), the same: the step's other
+#     variables reach the image as APPTAINERENV_ copies.
 # container_env=no (no binds, as before) gives the measured failure: the
 # image's sitecustomize.py and PyTorch's 30 minutes.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -124,6 +127,21 @@ if launch sleep --ntasks-per-node=2 --rdzv=torch --rdzv-debug=hang $(in_image) p
 	check_ask sleep "--rdzv=torch --rdzv-debug=hang, apptainer exec, rank 2 asleep"
 else
 	ok 1 "--rdzv=torch in the image: the 4 ranks got into place"
+fi
+end_step
+
+# 3b. --cleanenv: Apptainer drops the task's PYTHONPATH (the plugin does
+# not give APPTAINERENV_PYTHONPATH: it would replace an image's own), so the
+# user passes it with --env; the step's other variables (RDZV_HANG_*, the
+# timeout, and the SLURM_* ids rdzv-hang's collector reads) reach the image
+# as APPTAINERENV_ copies.
+cl="--cleanenv --env PYTHONPATH=$hp --env USE_LIBUV=0"
+run_to 120 srun -N1 -n1 --rdzv-collective-timeout=5m --rdzv-debug=off $(in_image $cl) python3 -c "$pg"
+like "$out" "^site $hp/sitecustomize.py default 0:05:00 " "--cleanenv --env PYTHONPATH=hang_python: the option's timeout inside the image"
+if launch clean --ntasks-per-node=2 --rdzv=torch --rdzv-debug=hang $(in_image $cl) python3 "$prog" sleep:2 "$tmp/clean"; then
+	check_ask clean "--rdzv-debug=hang, apptainer exec --cleanenv --env PYTHONPATH=hang_python, rank 2 asleep"
+else
+	ok 1 "--cleanenv: the 4 ranks got into place"
 fi
 end_step
 
