@@ -42,6 +42,7 @@
 #include "hooks.h"
 #include "handover.h"
 #include "hang.h"
+#include "container.h"
 #include "container_hooks.h"
 #include "util.h"
 
@@ -140,30 +141,15 @@ static int sitecustomize_ours(char *path, size_t len)
 }
 
 /* Apptainer (and Singularity) read APPTAINER_BIND / SINGULARITY_BIND from
- * the environment of the `apptainer` command a task runs: ENTRY (one or
- * more "SRC:DST[:ro]", comma separated) is appended to both, after the
- * user's own binds; a user who set only one of the two gets the same value
- * in both (Apptainer warns when they differ). An entry already there is not
- * added again (a step started from an armed step's task). */
-static int has_entry(const char *list, const char *entry)
-{
-	size_t n = strlen(entry);
-	const char *p = list;
-
-	while (p && *p) {
-		if (strncmp(p, entry, n) == 0 && (p[n] == ',' || p[n] == '\0'))
-			return 1;
-		p = strchr(p, ',');
-		p = p ? p + 1 : NULL;
-	}
-	return 0;
-}
-
+ * the environment of the `apptainer` command a task runs: entries are
+ * appended to both, after the user's own binds (lib/rdzv/container.h); a
+ * user who set only one of the two gets the same value in both (Apptainer
+ * 1.4.5 warns when they differ, says INFO for SINGULARITY_BIND alone). */
 static int add_binds(spank_t sp, const char *const *entries, size_t n)
 {
 	static const char *const names[2] = { "APPTAINER_BIND", "SINGULARITY_BIND" };
 	char *have[2] = { NULL, NULL }, *val = NULL;
-	size_t i, j, need;
+	size_t i;
 	int rv = -1;
 
 	for (i = 0; i < 2; i++)
@@ -172,20 +158,9 @@ static int add_binds(spank_t sp, const char *const *entries, size_t n)
 	for (i = 0; i < 2; i++) {
 		const char *base = have[i] && *have[i] ? have[i] : have[1 - i];
 
-		need = (base ? strlen(base) : 0) + 1;
-		for (j = 0; j < n; j++)
-			need += strlen(entries[j]) + 1;
 		free(val);
-		if (!(val = malloc(need)))
-			goto out;
-		snprintf(val, need, "%s", base ? base : "");
-		for (j = 0; j < n; j++)
-			if (!has_entry(val, entries[j])) {
-				if (val[0])
-					strcat(val, ",");
-				strcat(val, entries[j]);
-			}
-		if (spank_setenv(sp, names[i], val, 1) != ESPANK_SUCCESS)
+		if (!(val = rdzv_container_bind_append(base, entries, n))
+		    || spank_setenv(sp, names[i], val, 1) != ESPANK_SUCCESS)
 			goto out;
 	}
 	rv = 0;
@@ -357,7 +332,8 @@ python:
 		const char *ent[2];
 		size_t n = 0;
 
-		if (strpbrk(rdzv.conf.hang_python, ",:") || strpbrk(step_dir, ",:")) {
+		if (!rdzv_container_bind_path_ok(rdzv.conf.hang_python)
+		    || (step_dir[0] && !rdzv_container_bind_path_ok(step_dir))) {
 			if (first_local)
 				fprintf(stderr, RDZV_TAG ": warning: %s: hang_python=%s or %s holds a ',' or "
 				        "':', which APPTAINER_BIND cannot carry: inside an Apptainer image the "
