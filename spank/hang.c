@@ -114,11 +114,11 @@ static const char *armed_by(int agent, int *asked)
 }
 
 /* hang_python='s sitecustomize.py as this task sees it (task_init: the
- * user's credentials; in pyxis's container, the container's files): 1 when
- * it is a file the user can read whose first lines name spank-rdzv, 0 when
- * it is missing or another's (what Python would then load instead is the
- * image's or Debian's own sitecustomize, which arms nothing). */
-static int sitecustomize_ours(char *path, size_t len)
+ * user's credentials; in pyxis's container, the container's files): NULL
+ * when it is a file the user can read whose first lines name spank-rdzv,
+ * else why not (Python would then load the image's or Debian's own
+ * sitecustomize, which arms nothing). */
+static const char *sitecustomize_missing(char *path, size_t len)
 {
 	char head[512];
 	struct stat st;
@@ -127,17 +127,17 @@ static int sitecustomize_ours(char *path, size_t len)
 
 	snprintf(path, len, "%s/sitecustomize.py", rdzv.conf.hang_python);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return 0;
+		return errno == EACCES ? "not readable by the user" : "missing";
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return 0;
+		return "not a file";
 	}
 	n = read(fd, head, sizeof(head) - 1);
 	close(fd);
-	if (n <= 0)
-		return 0;
-	head[n] = '\0';
-	return strstr(head, "spank-rdzv") != NULL;
+	if (n < 0)
+		return "not readable by the user";
+	head[n > 0 ? n : 0] = '\0';
+	return strstr(head, "spank-rdzv") ? NULL : "the file there is not spank-rdzv's";
 }
 
 /* Apptainer (and Singularity) read APPTAINER_BIND / SINGULARITY_BIND from
@@ -222,6 +222,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 	uint32_t job = 0, step = 0, timeout = rdzv_hang_timeout();
 	size_t need;
 	int rc, armed = rdzv_hang_armed();
+	const char *why;
 
 	(void)rank;
 	if (!armed && !timeout && !agent)
@@ -230,7 +231,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 	 * Without it PYTHONPATH arms nothing and the step would run armed in
 	 * name only (issue 31): the user's own option is refused, a site
 	 * default or torchrun's forwarding is a warning (once per node). */
-	if (!sitecustomize_ours(sc, sizeof(sc))) {
+	if ((why = sitecustomize_missing(sc, sizeof(sc)))) {
 		int asked, joined = rdzv_container_joined();
 		const char *what = armed_by(agent, &asked);
 
@@ -246,9 +247,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 			         "(%s), so %s would do nothing (no rank answers rdzv-hang, no collective "
 			         "timeout, no signal forwarding): the administrator installs spank-rdzv's "
 			         "helpers/python there or sets hang_python= in plugstack.conf to where "
-			         "it is", what, rdzv.conf.hang_python,
-			         access(sc, F_OK) == 0 ? "the file there is not spank-rdzv's" : "missing",
-			         what);
+			         "it is", what, rdzv.conf.hang_python, why, what);
 		if (asked) {
 			size_t l = strlen(err);
 
