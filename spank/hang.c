@@ -181,10 +181,13 @@ out:
 static int carry_vars(spank_t sp)
 {
 	static const char *const names[] = { "RDZV_HANG_DIR", "RDZV_HANG_SIGNAL", RDZV_HANG_ASK_VAR,
-		                             "RDZV_COLLECTIVE_TIMEOUT", "RDZV_FORWARD_SIGNALS",
-		                             /* how rdzv-hang's collector finds the
-		                              * step's processes: armed steps only */
-		                             "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURMD_NODENAME" };
+		                             "RDZV_HANG_WAIT", "RDZV_COLLECTIVE_TIMEOUT",
+		                             "RDZV_FORWARD_SIGNALS",
+		                             /* armed steps only: how rdzv-hang's
+		                              * collector finds the step's processes,
+		                              * and srun's host for RDZV_HANG_ASK */
+		                             "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURMD_NODENAME",
+		                             "SLURM_SRUN_COMM_HOST" };
 	static const char *const prefixes[] = { "APPTAINERENV_", "SINGULARITYENV_" };
 	char val[512], name[64];
 	size_t i, k;

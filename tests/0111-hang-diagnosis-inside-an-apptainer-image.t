@@ -155,18 +155,22 @@ fi
 end_step
 
 # 5. --rdzv-collective-timeout=20 inside the image: the step ends, and srun's
-# failure line names rank 2 (as tests/0106 outside).
-rm -rf "$tmp/torch" && mkdir -p "$tmp/torch" && chmod 777 "$tmp/torch"
-t0=$(date +%s)
-run_to 300 srun -N2 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=20 \
-	$(in_image) python3 "$prog" sleep:2 "$tmp/torch" default-timeout
-took=$(($(date +%s) - t0))
-printf '%s\n' "$out" | grep -E '^(rdzv|  rank)' | sed 's/^/# /'
-n2=$(node_of torch 2)
-ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "--rdzv-collective-timeout=20, apptainer exec: the step ends, failed (exit $rc), in ${took}s"
-within $((150 * ${E2E_TIMEOUT_SCALE:-2})) "$took"; ok $? "... well before PyTorch's 30 minutes"
-like "$out" "Error: .*Timed out waiting 20000ms" "... a rank's error: gloo waited 20000 ms (the option's 20 s)"
-like "$out" "rank 2 +$n2 +hang_rank.py:$l_sleep in wait_here" "... rdzv-hang's table: rank 2 asleep in wait_here, on its node"
-re="^rdzv: (node )?rank [0-9]+ \\(node n[0-9]+[^)]*\\) exited with status 1; the step was stopped; a collective timed out: rank 2 \\($n2\\) is not where the other 3 ranks are \\(all_reduce at hang_rank.py:$l_reduce in main\\): rank 2 at hang_rank.py:$l_sleep in wait_here\$"
-like "$out" "$re" "... srun's failure line names rank 2, its node and line"
+# failure line names rank 2 (as tests/0106 outside); also under --cleanenv
+# (RDZV_HANG_ASK, srun's address, reaches the ranks as an APPTAINERENV_ copy).
+for opts in "" "$cl"; do
+	label="--rdzv-collective-timeout=20, apptainer exec${opts:+ --cleanenv --env PYTHONPATH=hang_python}"
+	rm -rf "$tmp/torch" && mkdir -p "$tmp/torch" && chmod 777 "$tmp/torch"
+	t0=$(date +%s)
+	run_to 300 srun -N2 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=20 \
+		$(in_image $opts) python3 "$prog" sleep:2 "$tmp/torch" default-timeout
+	took=$(($(date +%s) - t0))
+	printf '%s\n' "$out" | grep -E '^(rdzv|  rank)' | sed 's/^/# /'
+	n2=$(node_of torch 2)
+	ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "$label: the step ends, failed (exit $rc), in ${took}s"
+	within $((150 * ${E2E_TIMEOUT_SCALE:-2})) "$took"; ok $? "... well before PyTorch's 30 minutes"
+	like "$out" "Error: .*Timed out waiting 20000ms" "... a rank's error: gloo waited 20000 ms (the option's 20 s)"
+	like "$out" "rank 2 +$n2 +hang_rank.py:$l_sleep in wait_here" "... rdzv-hang's table: rank 2 asleep in wait_here, on its node"
+	re="^rdzv: (node )?rank [0-9]+ \\(node n[0-9]+[^)]*\\) exited with status 1; the step was stopped; a collective timed out: rank 2 \\($n2\\) is not where the other 3 ranks are \\(all_reduce at hang_rank.py:$l_reduce in main\\): rank 2 at hang_rank.py:$l_sleep in wait_here\$"
+	like "$out" "$re" "... srun's failure line names rank 2, its node and line"
+done
 done_testing
