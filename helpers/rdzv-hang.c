@@ -169,6 +169,45 @@ static unsigned long long proc_start(long pid)
 	return v;
 }
 
+/* The parent's pid (field 4 of /proc/PID/stat), 0 when unknown. */
+static long proc_ppid(long pid)
+{
+	char path[64], buf[2048], *p;
+	long v = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (slurp(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	if (sscanf(p, ") %*c %ld", &v) != 1)
+		return 0;
+	return v;
+}
+
+/* c[i] is a launcher, not a rank, when a candidate below it claims another
+ * rank: a torchrun agent whose RANK came from an image's %environment or
+ * ENV (inside `apptainer exec`, issue 31) is older than its workers and
+ * would otherwise be taken for the rank its RANK says. A rank's data loader
+ * workers claim its own rank and do not count. */
+static void drop_launchers(struct cand *c, int nc)
+{
+	int i, j, depth, *launcher = calloc((size_t)(nc ? nc : 1), sizeof(int));
+
+	if (!launcher)
+		return;
+	for (j = 0; j < nc; j++) {
+		long p = proc_ppid(c[j].pid);
+
+		for (depth = 0; p > 1 && depth < 64; depth++, p = proc_ppid(p))
+			for (i = 0; i < nc; i++)
+				if (i != j && c[i].pid == p && c[i].rank != c[j].rank)
+					launcher[i] = 1;
+	}
+	for (i = 0; i < nc; i++)
+		if (launcher[i])
+			c[i].pid = 0;
+	free(launcher);
+}
+
 #ifdef SYS_pidfd_open
 static int pidfd_of(long pid)
 {
@@ -285,6 +324,7 @@ static int collect(const char *jobstep)
 	if (nc < MAX_PROCS && c[nc].pidfd >= 0)
 		close(c[nc].pidfd);
 	closedir(proc);
+	drop_launchers(c, nc);
 	/* A rank's own process is the oldest of those with its RANK (spawned
 	 * data loader workers inherit RANK and arm themselves too). */
 	for (i = 0; i < nc; i++)

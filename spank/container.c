@@ -195,14 +195,19 @@ int rdzv_container_user_init(spank_t sp, char *err, size_t errlen)
 	return 0;
 }
 
-int rdzv_container_restore_task(spank_t sp, const struct rdzv_envset *env,
-                                const struct rdzv_env_ops *ops, char *err, size_t errlen)
+int rdzv_container_joined(void)
 {
 	struct stat st;
 
+	return ctr.pyxis_first && ctr.have_ns
+	       && (stat(NS_PATH, &st) != 0 || st.st_dev != ctr.ns_dev || st.st_ino != ctr.ns_ino);
+}
+
+int rdzv_container_restore_task(spank_t sp, const struct rdzv_envset *env,
+                                const struct rdzv_env_ops *ops, char *err, size_t errlen)
+{
 	(void)sp;
-	ctr.inside = ctr.pyxis_first && ctr.have_ns
-	             && (stat(NS_PATH, &st) != 0 || st.st_dev != ctr.ns_dev || st.st_ino != ctr.ns_ino);
+	ctr.inside = rdzv_container_joined();
 	if (!ctr.inside)
 		return 0;
 	return rdzv_container_restore(env, ctr.user_env, ops, &ctr.ch, err, errlen) < 0 ? -1 : 0;

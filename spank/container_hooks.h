@@ -21,6 +21,10 @@ void rdzv_container_report_task(spank_t sp, const struct rdzv_task *t,
 int rdzv_container_carry_task(spank_t sp, const struct rdzv_task *t,
                               const struct rdzv_envset *env, const struct rdzv_envset *late,
                               const struct rdzv_env_ops *ops, char *err, size_t errlen);
+/* 1 when this task has joined pyxis's container (pyxis listed before rdzv
+ * in plugstack.conf, and the task's mount namespace is no longer
+ * slurmstepd's): a path it looks at is the container's. */
+int rdzv_container_joined(void);
 void rdzv_container_exit(void);
 
 #endif

@@ -12,6 +12,15 @@
  *   None of this is set, made or read when it is off (the two cases below
  *   aside). Runs as the user: the
  *   directory and files are the user's, under the user's TMPDIR.
+ *   First (issue 31): hang_python='s sitecustomize.py must be there as the
+ *   task sees it (pyxis's container: inside it); without it the step would
+ *   be armed in name only. The user's own --rdzv-debug=hang or
+ *   --rdzv-collective-timeout is then refused, with the path and the fix;
+ *   a site default (debug=, collective_timeout=) or torchrun's forwarding
+ *   is a warning, once per node. With container_env=yes, outside pyxis,
+ *   the task's APPTAINER_BIND and SINGULARITY_BIND get
+ *   hang_python:hang_python:ro and the step's directory appended (the
+ *   user's binds kept): Apptainer binds them into any image the task runs.
  *   --rdzv-collective-timeout / collective_timeout= add
  *     RDZV_COLLECTIVE_TIMEOUT=SECONDS
  *   which sitecustomize.py makes torch.distributed's default timeout.
@@ -33,6 +42,8 @@
 #include "hooks.h"
 #include "handover.h"
 #include "hang.h"
+#include "container.h"
+#include "container_hooks.h"
 #include "util.h"
 
 #include <errno.h>
@@ -85,6 +96,121 @@ int rdzv_hang_armed(void)
 	return rdzv.conf.debug_hang || rdzv_hang_timeout() > 0;
 }
 
+/* What armed the step, as the user or plugstack.conf wrote it; *asked: the
+ * user's own option (--rdzv-debug=hang, --rdzv-collective-timeout). */
+static const char *armed_by(int agent, int *asked)
+{
+	*asked = 1;
+	if (rdzv.opts.debug_hang == 1)
+		return "--rdzv-debug=hang";
+	if (rdzv.opts.collective_timeout > 0)
+		return "--rdzv-collective-timeout";
+	*asked = 0;
+	if (rdzv.opts.debug_hang < 0 && rdzv.conf.debug_hang)
+		return "debug=hang (plugstack.conf)";
+	if (rdzv_hang_timeout() > 0)
+		return "collective_timeout= (plugstack.conf)";
+	return agent ? "--rdzv=torchrun" : "--rdzv-debug=hang";
+}
+
+/* hang_python='s sitecustomize.py as this task sees it (task_init: the
+ * user's credentials; in pyxis's container, the container's files): NULL
+ * when it is a file the user can read whose first lines name spank-rdzv,
+ * else why not (Python would then load the image's or Debian's own
+ * sitecustomize, which arms nothing). */
+static const char *sitecustomize_missing(char *path, size_t len)
+{
+	char head[512];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, len, "%s/sitecustomize.py", rdzv.conf.hang_python);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return errno == EACCES ? "not readable by the user" : "missing";
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return "not a file";
+	}
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n < 0)
+		return "not readable by the user";
+	head[n > 0 ? n : 0] = '\0';
+	return strstr(head, "spank-rdzv") ? NULL : "the file there is not spank-rdzv's";
+}
+
+/* Apptainer (and Singularity) read APPTAINER_BIND / SINGULARITY_BIND from
+ * the environment of the `apptainer` command a task runs: entries are
+ * appended to both, after the user's own binds (lib/rdzv/container.h); a
+ * user who set only one of the two gets the same value in both (Apptainer
+ * 1.4.5 warns when they differ, says INFO for SINGULARITY_BIND alone). */
+static int add_binds(spank_t sp, const char *const *entries, size_t n)
+{
+	static const char *const names[2] = { "APPTAINER_BIND", "SINGULARITY_BIND" };
+	char *have[2] = { NULL, NULL }, *val = NULL;
+	size_t i;
+	int rv = -1;
+
+	for (i = 0; i < 2; i++)
+		if (rdzv_job_getenv_dup(sp, names[i], &have[i]) < 0)
+			goto out;
+	for (i = 0; i < 2; i++) {
+		const char *base = have[i] && *have[i] ? have[i] : have[1 - i];
+
+		free(val);
+		if (!(val = rdzv_container_bind_append(base, entries, n))
+		    || spank_setenv(sp, names[i], val, 1) != ESPANK_SUCCESS)
+			goto out;
+	}
+	rv = 0;
+out:
+	free(val);
+	free(have[0]);
+	free(have[1]);
+	return rv;
+}
+
+/* The step's own variables also as APPTAINERENV_NAME and
+ * SINGULARITYENV_NAME, as the task has them (overwritten: an outer step's
+ * copies are stale; removed when the task has no NAME), so that they reach
+ * an image under --cleanenv/--containall too; in an armed step, also the
+ * Slurm variables by which rdzv-hang's collector knows the step's
+ * processes (--cleanenv drops them). PYTHONPATH is not among them:
+ * APPTAINERENV_PYTHONPATH would replace an image's own PYTHONPATH. */
+static int carry_vars(spank_t sp)
+{
+	static const char *const names[] = { "RDZV_HANG_DIR", "RDZV_HANG_SIGNAL", RDZV_HANG_ASK_VAR,
+		                             "RDZV_HANG_WAIT", "RDZV_COLLECTIVE_TIMEOUT",
+		                             "RDZV_FORWARD_SIGNALS",
+		                             /* armed steps only: how rdzv-hang's
+		                              * collector finds the step's processes,
+		                              * and srun's host for RDZV_HANG_ASK */
+		                             "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURMD_NODENAME",
+		                             "SLURM_SRUN_COMM_HOST" };
+	static const char *const prefixes[] = { "APPTAINERENV_", "SINGULARITYENV_" };
+	char val[512], name[64];
+	size_t i, k;
+	int armed = rdzv_job_getenv(sp, "RDZV_HANG_DIR", val, sizeof(val)) > 0;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int have = rdzv_job_getenv(sp, names[i], val, sizeof(val));
+
+		if (!armed && strncmp(names[i], "SLURM", 5) == 0)
+			continue; /* not ours to copy */
+
+		if (have < 0)
+			continue; /* a user's value too long to copy here: left alone */
+		for (k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "%s%s", prefixes[k], names[i]);
+			if (have > 0 ? spank_setenv(sp, name, val, 1) != ESPANK_SUCCESS
+			             : (spank_unsetenv(sp, name), 0))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* torchrun mode: the agent forwards Slurm's warning signals to its workers
  * (issue 27, point 4; sitecustomize.py). The user's own value wins. */
 #define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
@@ -94,14 +220,50 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
                         size_t errlen)
 {
 	char tmp[RDZV_PATH_MAX], dir[RDZV_PATH_MAX + 64], step_dir[RDZV_PATH_MAX + 96];
-	char sig[16], secs[16], *pp = NULL, *path = NULL;
+	char sig[16], secs[16], *pp = NULL, *path = NULL, sc[RDZV_PATH_MAX + 32];
+	char bind_py[2 * RDZV_PATH_MAX + 8], bind_dir[2 * (RDZV_PATH_MAX + 96) + 8];
 	uint32_t job = 0, step = 0, timeout = rdzv_hang_timeout();
 	size_t need;
 	int rc, armed = rdzv_hang_armed();
+	const char *why;
 
 	(void)rank;
 	if (!armed && !timeout && !agent)
 		return 0;
+	/* Is hang_python='s sitecustomize.py there, as the task will see it?
+	 * Without it PYTHONPATH arms nothing and the step would run armed in
+	 * name only (issue 31): the user's own option is refused, a site
+	 * default or torchrun's forwarding is a warning (once per node). */
+	if ((why = sitecustomize_missing(sc, sizeof(sc)))) {
+		int asked, joined = rdzv_container_joined();
+		const char *what = armed_by(agent, &asked);
+
+		if (joined)
+			snprintf(err, errlen, "%s: hang_python=%s has no spank-rdzv sitecustomize.py "
+			         "inside the container (pyxis/enroot does not mount it), so %s would do "
+			         "nothing there (no rank answers rdzv-hang, no collective timeout, no "
+			         "signal forwarding): mount it with --container-mounts=%s:%s:ro (the "
+			         "administrator: an enroot mounts.d line)", what, rdzv.conf.hang_python,
+			         what, rdzv.conf.hang_python, rdzv.conf.hang_python);
+		else
+			snprintf(err, errlen, "%s: hang_python=%s has no spank-rdzv sitecustomize.py "
+			         "(%s), so %s would do nothing (no rank answers rdzv-hang, no collective "
+			         "timeout, no signal forwarding): the administrator installs spank-rdzv's "
+			         "helpers/python there or sets hang_python= in plugstack.conf to where "
+			         "it is", what, rdzv.conf.hang_python, why, what);
+		if (asked) {
+			size_t l = strlen(err);
+
+			snprintf(err + l, errlen - l, "; the step is refused: run it without %s to "
+			         "run it unarmed", what);
+			return first_local ? -1 : -2;
+		}
+		if (first_local)
+			fprintf(stderr, RDZV_TAG ": warning: %s: %s\n",
+			        rdzv.nodename[0] ? rdzv.nodename : "?", err);
+		err[0] = '\0';
+		sc[0] = '\0'; /* nothing to bind */
+	}
 	if (agent) {
 		char have[64];
 
@@ -161,6 +323,39 @@ python:
 	if (rc) {
 		snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's environment");
 		return -1;
+	}
+	/* Apptainer: the directory is bound read-only into any image the
+	 * task runs (images do not have it: Python would load the image's own
+	 * sitecustomize.py), and the step's directory read-write (rdzv-hang
+	 * reads the ranks' stacks there, also under --contain, whose /tmp is
+	 * the container's). pyxis's container is joined already: nothing a
+	 * task sets reaches enroot's mounts (the check above said so). */
+	if (sc[0] && rdzv.conf.container_env && !rdzv_container_joined()) {
+		const char *ent[2];
+		size_t n = 0;
+
+		if (!rdzv_container_bind_path_ok(rdzv.conf.hang_python)
+		    || (step_dir[0] && !rdzv_container_bind_path_ok(step_dir))) {
+			if (first_local)
+				fprintf(stderr, RDZV_TAG ": warning: %s: hang_python=%s or %s holds a ',' or "
+				        "':', which APPTAINER_BIND cannot carry: inside an Apptainer image the "
+				        "step is not armed unless the user binds them\n",
+				        rdzv.nodename[0] ? rdzv.nodename : "?", rdzv.conf.hang_python,
+				        step_dir[0] ? step_dir : "-");
+		} else {
+			snprintf(bind_py, sizeof(bind_py), "%s:%s:ro", rdzv.conf.hang_python,
+			         rdzv.conf.hang_python);
+			ent[n++] = bind_py;
+			if (step_dir[0]) {
+				snprintf(bind_dir, sizeof(bind_dir), "%s:%s", step_dir, step_dir);
+				ent[n++] = bind_dir;
+			}
+			if (add_binds(sp, ent, n) < 0 || carry_vars(sp) < 0) {
+				snprintf(err, errlen, "--rdzv-debug=hang: cannot set the task's APPTAINER_BIND "
+				         "or APPTAINERENV_ copies");
+				return -1;
+			}
+		}
 	}
 	if (rdzv.verbose && first_local)
 		fprintf(stderr, RDZV_TAG ": %s:   debug=hang: RDZV_HANG_DIR=%s, collective timeout %s, "

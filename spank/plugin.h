@@ -84,6 +84,8 @@ const char *rdzv_hang_verdict_line(int *timed_out);
  * random nonce for a step's datagrams (/dev/urandom, else pid and time). */
 int rdzv_dgram_listen(uint16_t *port);
 uint64_t rdzv_make_nonce(void);
+/* hang.c, task_init: 0; -1 with err (the task ends, saying it); -2 with
+ * err: the step is refused, said by the node's first task only. */
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
                         size_t errlen);
 

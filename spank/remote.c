@@ -840,8 +840,10 @@ int rdzv_remote_task_init(spank_t sp)
 		    || spank_get_item(sp, S_TASK_ID, &local_id) != ESPANK_SUCCESS)
 			fail_task(0, 1, "cannot read the task's ids from Slurm");
 		r += rdzv.step.task_offset;
-		if (rdzv_hang_task_init(sp, r, local_id == 0, agent, err, sizeof(err)) < 0)
-			fail_task(r, 1, err);
+		int hr = rdzv_hang_task_init(sp, r, local_id == 0, agent, err, sizeof(err));
+
+		if (hr < 0)
+			fail_task(r, hr == -1, err); /* -2: said by the node's first task */
 	}
 	if (!rdzv.active)
 		return 0;

@@ -284,3 +284,43 @@ void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *
 		snprintf(buf + off, len - off, "; removed %u of the user's copies of variables "
 		         "the step unsets", st->removed);
 }
+
+/* Apptainer's binds (container.h). */
+
+static int has_entry(const char *list, const char *entry)
+{
+	size_t n = strlen(entry);
+	const char *p = list;
+
+	while (p && *p) {
+		if (strncmp(p, entry, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+char *rdzv_container_bind_append(const char *base, const char *const *entries, size_t n)
+{
+	size_t need = (base ? strlen(base) : 0) + 1, off, i;
+	char *val;
+
+	for (i = 0; i < n; i++)
+		need += (entries[i] ? strlen(entries[i]) : 0) + 1;
+	if (!(val = malloc(need)))
+		return NULL;
+	snprintf(val, need, "%s", base ? base : "");
+	off = strlen(val);
+	for (i = 0; i < n; i++) {
+		if (!entries[i] || !entries[i][0] || has_entry(val, entries[i]))
+			continue;
+		off += (size_t)snprintf(val + off, need - off, "%s%s", off ? "," : "", entries[i]);
+	}
+	return val;
+}
+
+int rdzv_container_bind_path_ok(const char *path)
+{
+	return path && path[0] == '/' && !strpbrk(path, ",:");
+}

@@ -123,4 +123,17 @@ int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_en
 void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *buf,
                                    size_t len);
 
+/* Apptainer's binds (issue 31): Apptainer reads APPTAINER_BIND (and
+ * SINGULARITY_BIND) from the environment of the `apptainer` command, a
+ * comma-separated list of SRC[:DST[:OPTS]]. The value for base (the user's,
+ * NULL or "" for none) with each of entries appended after it, comma
+ * separated, unless it is already there as a whole entry (a step started
+ * from an armed step's task). Returns a malloc()ed string, NULL when out of
+ * memory. */
+char *rdzv_container_bind_append(const char *base, const char *const *entries, size_t n);
+
+/* 1 when path can be one side of such an entry (absolute, no ',' or ':',
+ * which the list cannot carry), 0 when not. */
+int rdzv_container_bind_path_ok(const char *path);
+
 #endif

@@ -244,6 +244,43 @@ static void test_apptainer(void)
 	rdzv_envset_destroy(late);
 }
 
+/* APPTAINER_BIND (issue 31): the user's binds first, ours appended once. */
+static void test_binds(void)
+{
+	static const char *const ours[] = { "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro",
+		                            "/tmp/rdzv-hang.1000/7.0:/tmp/rdzv-hang.1000/7.0" };
+	char *v;
+
+	v = rdzv_container_bind_append(NULL, ours, 2);
+	is_str(v, "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro,"
+	          "/tmp/rdzv-hang.1000/7.0:/tmp/rdzv-hang.1000/7.0", "no user's binds: ours, comma separated");
+	free(v);
+	v = rdzv_container_bind_append("", ours, 1);
+	is_str(v, "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro", "an empty value: ours alone");
+	free(v);
+	v = rdzv_container_bind_append("/data:/data,/scratch", ours, 1);
+	is_str(v, "/data:/data,/scratch,/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro",
+	       "the user's binds kept, first");
+	free(v);
+	v = rdzv_container_bind_append("/a,/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro", ours, 2);
+	is_str(v, "/a,/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro,"
+	          "/tmp/rdzv-hang.1000/7.0:/tmp/rdzv-hang.1000/7.0", "an entry already there is not added again");
+	free(v);
+	v = rdzv_container_bind_append("/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:rw", ours, 1);
+	is_str(v, "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:rw,"
+	          "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro",
+	       "a longer or different entry is not taken for ours");
+	free(v);
+	v = rdzv_container_bind_append("/x", NULL, 0);
+	is_str(v, "/x", "no entries: the user's value unchanged");
+	free(v);
+	is_int(rdzv_container_bind_path_ok("/usr/share/spank-rdzv/python"), 1, "an absolute path can be bound");
+	is_int(rdzv_container_bind_path_ok("/a,b"), 0, "a path with ',' cannot be written in the list");
+	is_int(rdzv_container_bind_path_ok("/a:b"), 0, "nor one with ':'");
+	is_int(rdzv_container_bind_path_ok("rel"), 0, "nor a relative one");
+	is_int(rdzv_container_bind_path_ok(NULL), 0, "nor none");
+}
+
 int main(void)
 {
 	struct rdzv_container_changes ch = { NULL, 0 };
@@ -374,5 +411,6 @@ int main(void)
 	}
 	rdzv_envset_destroy(set);
 	test_apptainer();
+	test_binds();
 	return done_testing();
 }
