@@ -11,7 +11,7 @@
 # ranks meet, a failed rank is named in srun's failure line, a timed-out
 # collective names the sleeping rank, and the tasks see none of it. Under
 # topology/tree (the switches list n3-n4 before n1-n2: Slurm 26.05 puts task 0
-# on n3) on every leg, topology/block on 26.05.
+# on n3) on every leg, topology/block from 24.11 (26.05 lays its ranks n1 n3 n2 n4).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 . "$top_srcdir/tests/lib/failure.sh"
@@ -116,8 +116,8 @@ else
 fi
 e2e_plugstack "hang_python=$top_srcdir/helpers/python" "hang_helper=$hang"
 
-# --- topology/block, where Slurm has it (26.05: ranks n1 n3 n2 n4)
-if e2e_slurm_at_least 26.05; then
+# --- topology/block, where Slurm has it (23.11+; 26.05 lays ranks n1 n3 n2 n4, 24.11 in list order)
+if e2e_slurm_at_least 24.11; then
 	e2e_stop
 	e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="TopologyPlugin=topology/block" \
 		RDZV_TOPOLOGY_CONF="$E2E_BLOCK_1324"
