@@ -32,6 +32,7 @@
 #include "bench.h"
 #include "domain.h"
 #include "handover.h"
+#include "../tests/unit/memenv.h"
 #include "hostlist.h"
 #include "master.h"
 #include "megatron.h"
@@ -57,80 +58,19 @@ struct ctx {
 	uint32_t node_rank, domain_size;
 };
 
-/* The step's environment between srun and a node: srun puts the plan and the
- * map in it (in parts when long, handover.h), the node takes them out. Values
- * are copied on the way in and out, as srun's setenv and spank_getenv copy;
- * the node's unset is left out so that every repetition finds them. */
-#define STEP_ENV_VARS 64
-static struct {
-	char *name[STEP_ENV_VARS], *value[STEP_ENV_VARS];
-	int n;
-} step_env;
-
-static int se_find(const char *name)
-{
-	int i;
-
-	for (i = 0; i < step_env.n; i++)
-		if (strcmp(step_env.name[i], name) == 0)
-			return i;
-	return -1;
-}
-
-static int se_get(void *ctx, const char *name, char **value)
-{
-	int i = se_find(name);
-
-	(void)ctx;
-	*value = NULL;
-	if (i < 0)
-		return 0;
-	return (*value = strdup(step_env.value[i])) ? 1 : -1;
-}
-
-static int se_set(void *ctx, const char *name, const char *value)
-{
-	int i = se_find(name);
-	char *v = strdup(value);
-
-	(void)ctx;
-	if (!v)
-		return -1;
-	if (i < 0) {
-		if (step_env.n == STEP_ENV_VARS || !(step_env.name[step_env.n] = strdup(name))) {
-			free(v);
-			return -1;
-		}
-		i = step_env.n++;
-	} else {
-		free(step_env.value[i]);
-	}
-	step_env.value[i] = v;
-	return 0;
-}
-
-static void se_unset_srun(void *ctx, const char *name)
-{
-	int i = se_find(name);
-
-	(void)ctx;
-	if (i < 0)
-		return;
-	free(step_env.name[i]);
-	free(step_env.value[i]);
-	step_env.n--;
-	step_env.name[i] = step_env.name[step_env.n];
-	step_env.value[i] = step_env.value[step_env.n];
-}
-
-static void se_unset_node(void *ctx, const char *name)
+/* The step's environment between srun and a node (tests/unit/memenv.h):
+ * srun puts the plan and the map in it (in parts when long, handover.h), the
+ * node takes them out. Values are copied on the way in and out, as srun's
+ * setenv and spank_getenv copy; the node's unset is left out so that every
+ * repetition finds them. */
+static void node_unset(void *ctx, const char *name)
 {
 	(void)ctx;
 	(void)name;
 }
 
-static const struct rdzv_ho_env srun_env = { se_get, se_set, se_unset_srun, NULL };
-static const struct rdzv_ho_env node_env = { se_get, se_set, se_unset_node, NULL };
+static const struct rdzv_ho_env node_env = { memenv_get, memenv_set, node_unset, NULL };
+#define srun_env memenv_ops
 
 static char *slurp(const char *path)
 {

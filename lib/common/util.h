@@ -44,4 +44,8 @@ int rdzv_host_name_ok(const char *s, size_t n);
 /* Milliseconds on the monotonic clock. */
 long rdzv_now_ms(void);
 
+/* v in decimal into out (at most 10 bytes, no NUL); returns the digits
+ * written. For texts built without printf (node orders of 65,536 nodes). */
+size_t rdzv_put_u32(char *out, uint32_t v);
+
 #endif

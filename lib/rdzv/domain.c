@@ -461,16 +461,12 @@ static int put_char(char *buf, size_t len, size_t *used, char c)
 static int put_u32(char *buf, size_t len, size_t *used, uint32_t v)
 {
 	char tmp[10];
-	size_t n = 0;
+	size_t n = rdzv_put_u32(tmp, v);
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	if (*used + n >= len)
 		return -1;
-	while (n)
-		buf[(*used)++] = tmp[--n];
+	memcpy(buf + *used, tmp, n);
+	*used += n;
 	buf[*used] = '\0';
 	return 0;
 }

@@ -24,15 +24,7 @@ size_t rdzv_order_text_max(uint32_t nnodes)
 
 static void put_u32(char *out, size_t *at, uint32_t v)
 {
-	char tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		out[(*at)++] = tmp[--n];
+	*at += rdzv_put_u32(out + *at, v);
 }
 
 /* Append "a" or "a-b" (with a leading comma unless first) to out, which

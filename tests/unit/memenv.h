@@ -77,7 +77,7 @@ static void memenv_unset(void *ctx, const char *name)
 	memenv.value[i] = memenv.value[memenv.n];
 }
 
-static void memenv_reset(void)
+static void __attribute__((unused)) memenv_reset(void)
 {
 	while (memenv.n)
 		memenv_unset(NULL, memenv.name[0]);
