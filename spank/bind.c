@@ -11,8 +11,10 @@
  *   user_init      once per node, as the user: mode; the step's GPUs; the model
  *                  (root's, or topology= / live discovery); each GPU's identity
  *                  (identity.h); the table
- *   task_init      task i: the row of its own GPUs (its CUDA_VISIBLE_DEVICES);
- *                  the row's variables; its CPU binding
+ *   task_init      task i: the row of its own GPUs (its CUDA_VISIBLE_DEVICES;
+ *                  on AMD nodes ROCR_VISIBLE_DEVICES, left the only selection
+ *                  variable); the row's variables; MIOpen's node-local caches;
+ *                  its CPU binding
  * A topology that cannot be loaded, or that shows no PCI device while the
  * step has GPUs, is a warning (printed by local task 0) and the step runs
  * unbound, unless the admin set strict=yes. */
@@ -62,8 +64,13 @@ static int in_step_device_cgroup(void)
 static struct {
 	unsigned flags;                  /* resolved mode of this step */
 	struct rdzv_bind_table *tab;     /* NULL: nothing to bind */
-	int have_visible;                /* the step had CUDA_VISIBLE_DEVICES */
+	int have_visible;                /* the step had its vendor's visibility variable */
 	char visible[GPULIST_MAX];       /* ... and its value */
+	int have_cuda, have_rocr;        /* the step's CUDA_ and ROCR_VISIBLE_DEVICES */
+	char cuda[GPULIST_MAX], rocr[GPULIST_MAX];
+	int amd;                         /* the node's GPUs are AMD's */
+	char miopen[RDZV_PATH_MAX];      /* the user's node-local MIOpen directory; "" none */
+	char miopen_note[RDZV_ERRLEN + 64]; /* ... or why there is none */
 	char warning[RDZV_ERRLEN + 64];  /* told to the user by local task 0 */
 	char gpu_model[64];              /* the node's first CUDA GPU, for mode checks */
 	struct rdzv_topo *topo;          /* the model root loaded in init_post_opt */
@@ -180,14 +187,36 @@ static int load_model(spank_t sp, const struct rdzv_step *step, struct rdzv_topo
 	return 0;
 }
 
-/* Does the step have GPUs here? (SLURM_STEP_GPUS or CUDA_VISIBLE_DEVICES) */
+/* Does the step have GPUs here? (SLURM_STEP_GPUS, CUDA_VISIBLE_DEVICES or
+ * ROCR_VISIBLE_DEVICES) Which visibility variable is the step's list waits
+ * for the topology (choose_visible). */
 static int step_has_gpus(spank_t sp, char *gpus, size_t len)
 {
 	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, len) < 0)
 		gpus[0] = '\0';
-	bind.have_visible = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.visible,
-	                                    sizeof(bind.visible)) > 0;
-	return gpus[0] || (bind.have_visible && bind.visible[0]);
+	bind.have_cuda = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.cuda,
+	                                 sizeof(bind.cuda)) > 0;
+	bind.have_rocr = rdzv_job_getenv(sp, "ROCR_VISIBLE_DEVICES", bind.rocr,
+	                                 sizeof(bind.rocr)) > 0;
+	bind.have_visible = bind.have_cuda;
+	snprintf(bind.visible, sizeof(bind.visible), "%s", bind.have_cuda ? bind.cuda : "");
+	return gpus[0] || (bind.have_cuda && bind.cuda[0]) || (bind.have_rocr && bind.rocr[0]);
+}
+
+/* On an AMD node the step's list is ROCR_VISIBLE_DEVICES (Slurm sets it in
+ * both of its gres modes), else what CUDA_VISIBLE_DEVICES says. */
+static void choose_visible(int amd)
+{
+	bind.amd = amd;
+	if (amd && bind.have_rocr) {
+		bind.have_visible = 1;
+		snprintf(bind.visible, sizeof(bind.visible), "%s", bind.rocr);
+	}
+}
+
+static const char *vis_var(void)
+{
+	return bind.amd && bind.have_rocr ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
 }
 
 /* This node in the step's node list, into rdzv.nodename; 0 when unknown. */
@@ -274,6 +303,7 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 		         step_gpus[0] ? step_gpus : bind.visible);
 		goto fail;
 	}
+	choose_visible(rdzv_topo_gpus_amd(topo));
 	if (rdzv_affinity_cpulist(cpus, sizeof(cpus), err, errlen) < 0)
 		goto fail;
 	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
@@ -287,10 +317,11 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	req.hca_allow = rdzv_profile_hca_allow();
 	req.step_cpus = cpus;
 	req.ident = bind.ident;
+	req.amd = 1;
 	if (rdzv_bind_compute(topo, &req, &bind.tab, err, errlen) < 0)
 		goto fail;
-	/* AMD nodes are not bound yet (req.amd is 0): no model either. */
-	if (rdzv_topo_gpus_amd(topo)
+	/* The model names a CUDA GPU for the modes' checks (FP8...). */
+	if (bind.amd
 	    || rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
 		bind.gpu_model[0] = '\0';
 	rv = 0;
@@ -299,6 +330,32 @@ fail:
 	 * slurmstepd forks the tasks. */
 	rdzv_topo_destroy(topo);
 	return rv;
+}
+
+/* MIOpen keeps SQLite databases under $HOME by default, which fail on
+ * shared file systems: each user gets one directory on the node, made here
+ * as the user (user_init), private (0700) and refused when it is anything
+ * else: a link, not a directory, someone else's, open to others. Under
+ * the job's TMPDIR when that is an absolute path, else /tmp. */
+static void miopen_dir(spank_t sp)
+{
+	char tmp[RDZV_PATH_MAX] = "", why[RDZV_ERRLEN];
+	const char *base = "/tmp";
+	int n;
+
+	bind.miopen[0] = '\0';
+	bind.miopen_note[0] = '\0';
+	if (rdzv_job_getenv(sp, "TMPDIR", tmp, sizeof(tmp)) > 0 && tmp[0] == '/' && !strstr(tmp, ".."))
+		base = tmp;
+	n = snprintf(bind.miopen, sizeof(bind.miopen), "%s/rdzv-miopen-%lu", base,
+	             (unsigned long)geteuid());
+	if (n < 0 || (size_t)n >= sizeof(bind.miopen)
+	    || rdzv_private_dir(bind.miopen, why, sizeof(why)) < 0) {
+		snprintf(bind.miopen_note, sizeof(bind.miopen_note), "MIOpen's caches left where "
+		         "MIOpen puts them: %s", n > 0 && (size_t)n < sizeof(bind.miopen) ? why
+		         : "TMPDIR too long");
+		bind.miopen[0] = '\0';
+	}
 }
 
 int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen)
@@ -311,6 +368,9 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 	bind.ident = NULL;
 	bind.warning[0] = '\0';
 	bind.gpu_model[0] = '\0';
+	bind.amd = 0;
+	bind.miopen[0] = '\0';
+	bind.miopen_note[0] = '\0';
 	if (rdzv_bind_mode_parse(mode, &bind.flags, err, errlen) < 0)
 		return -1;
 	if (!bind.flags)
@@ -325,6 +385,8 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 		slurm_verbose(RDZV_TAG ": binding: %s", bind.warning);
 		return 0;
 	}
+	if (bind.amd)
+		miopen_dir(sp);
 	slurm_verbose(RDZV_TAG ": binding: %zu GPUs, NCCL_IB_HCA%s%s; %s; identity %s%s",
 	              bind.tab->ngpus, bind.tab->nccl_ib_hca[0] ? "=" : " ",
 	              bind.tab->nccl_ib_hca[0] ? bind.tab->nccl_ib_hca : "unset", bind.model_note,
@@ -356,6 +418,47 @@ static void print_table(void)
 			        bind.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "", line);
 }
 
+/* A task's value of name into buf, or NULL when unset (or too long). */
+static const char *task_value(spank_t sp, const char *name, char *buf, size_t len)
+{
+	return rdzv_job_getenv(sp, name, buf, len) > 0 ? buf : NULL;
+}
+
+/* An AMD node's task: ROCR_VISIBLE_DEVICES left its only GPU selection
+ * (lib/bind/bindmode.c), and MIOpen's caches on the node (user_init made
+ * the directory). A user's own selection is said once, by the step's
+ * first task: it is the same in every task. */
+static int amd_task(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
+                    struct rdzv_envset *env, char *err, size_t errlen)
+{
+	char rocr[GPULIST_MAX], cuda[GPULIST_MAX], hip[GPULIST_MAX], ord[GPULIST_MAX];
+	char ze[GPULIST_MAX], warn[RDZV_ERRLEN];
+	struct rdzv_amd_vis v;
+
+	if (bind.flags & RDZV_BIND_DRYRUN)
+		return 0;
+	v.rocr = task_value(sp, "ROCR_VISIBLE_DEVICES", rocr, sizeof(rocr));
+	v.cuda = task_value(sp, "CUDA_VISIBLE_DEVICES", cuda, sizeof(cuda));
+	v.hip = task_value(sp, "HIP_VISIBLE_DEVICES", hip, sizeof(hip));
+	v.gpu_ordinal = task_value(sp, "GPU_DEVICE_ORDINAL", ord, sizeof(ord));
+	v.ze = task_value(sp, "ZE_AFFINITY_MASK", ze, sizeof(ze));
+	if (rdzv_bind_amd_visibility(&v, env, warn, sizeof(warn), err, errlen) < 0)
+		return -1;
+	if (warn[0] && t->rank == 0)
+		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", warn);
+	(void)step;
+	/* A profile's value stays; the user's exported one wins at apply. */
+	if (bind.miopen[0]
+	    && ((!rdzv_envset_find(env, "MIOPEN_USER_DB_PATH")
+	         && rdzv_envset_add(env, "MIOPEN_USER_DB_PATH", bind.miopen, RDZV_SET_DEFAULT,
+	                            "binding", err, errlen) < 0)
+	        || (!rdzv_envset_find(env, "MIOPEN_CUSTOM_CACHE_DIR")
+	            && rdzv_envset_add(env, "MIOPEN_CUSTOM_CACHE_DIR", bind.miopen,
+	                               RDZV_SET_DEFAULT, "binding", err, errlen) < 0)))
+		return -1;
+	return 0;
+}
+
 int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
                         struct rdzv_envset *env, char *err, size_t errlen)
 {
@@ -368,6 +471,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 
 	if (first && bind.warning[0])
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.warning);
+	if (first && bind.miopen_note[0])
+		fprintf(stderr, RDZV_TAG ": warning: %s\n", bind.miopen_note);
 	if (!bind.tab)
 		return 0;
 	if (first && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
@@ -378,8 +483,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	/* The same on every node as a rule: said once, by the step's first task. */
 	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
-	if ((have = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible))) < 0)
-		return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES is too long");
+	if ((have = rdzv_job_getenv(sp, vis_var(), visible, sizeof(visible))) < 0)
+		return rdzv_err(err, errlen, "%s is too long", vis_var());
 	/* The row of the task's own GPUs: Slurm may have narrowed its list
 	 * (--gpus-per-task, --gpu-bind, --ntasks-per-gpu) before task_init. */
 	per_task = RENUMBERED_PER_TASK && have && strcmp(visible, bind.visible) != 0
@@ -393,6 +498,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	else
 		row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
 		                         per_task, &how, why, sizeof(why));
+	if (bind.amd && amd_task(sp, step, t, env, err, errlen) < 0)
+		return -1;
 	if (!row) {
 		if (how == RDZV_ROW_SKIP)
 			fprintf(stderr, RDZV_TAG ": warning: task %u: binding skipped: %s\n", t->rank, why);
@@ -401,18 +508,21 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	if (why[0] && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		fprintf(stderr, RDZV_TAG ": bind: task %u: %s\n", t->rank, why);
 	if (how == RDZV_ROW_OWN && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
-		fprintf(stderr, RDZV_TAG ": bind: task %u: its own CUDA_VISIBLE_DEVICES=%s: gpu %d %s, "
-		        "UCX_NET_DEVICES%s%s, cpus %s\n", t->rank, visible, row->gpu, row->busid,
-		        row->ucx[0] ? "=" : " ", row->ucx[0] ? row->ucx : "unset", row->cpus);
+		fprintf(stderr, RDZV_TAG ": bind: task %u: its own %s=%s: gpu %d %s, "
+		        "%s%s%s, cpus %s\n", t->rank, vis_var(), visible, row->gpu, row->busid,
+		        bind.tab->slingshot ? "nic" : "UCX_NET_DEVICES",
+		        bind.tab->slingshot ? " " : row->ucx[0] ? "=" : " ",
+		        bind.tab->slingshot ? (row->ifname[0] ? row->ifname : "none")
+		                            : row->ucx[0] ? row->ucx : "unset", row->cpus);
 	if (rdzv_bind_fill_row(bind.tab, row, bind.flags, have ? visible : NULL,
 	                       bind.have_visible ? bind.visible : NULL, env, &isolated, err,
 	                       errlen) < 0)
 		return -1;
 	if ((bind.flags & RDZV_BIND_ISOLATE) && !isolated && !(bind.flags & RDZV_BIND_DRYRUN)
 	    && row->gpu >= 0)
-		fprintf(stderr, RDZV_TAG ": warning: task %u: CUDA_VISIBLE_DEVICES=%s was set for this "
+		fprintf(stderr, RDZV_TAG ": warning: task %u: %s=%s was set for this "
 		        "task by Slurm (--gpu-bind) or a prolog: isolate left it\n", t->rank,
-		        have ? visible : "");
+		        vis_var(), have ? visible : "");
 	if (!(bind.flags & RDZV_BIND_CPU))
 		return 0;
 	if (rdzv_bind_apply_row(bind.tab, row, !!(bind.flags & RDZV_BIND_DRYRUN), &oc, err,

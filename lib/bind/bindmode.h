@@ -3,7 +3,8 @@
  *
  * A value is a comma list of words:
  *   what:      auto (= gpu,nic,cpu), gpu, nic, cpu; none alone turns binding off
- *   modifiers: isolate  CUDA_VISIBLE_DEVICES = the task's GPU only
+ *   modifiers: isolate  CUDA_VISIBLE_DEVICES (AMD: ROCR_VISIBLE_DEVICES) = the
+ *                       task's GPU only
  *              verbose  print the node's table (from local task 0)
  *              dry-run  print the table, change nothing
  * Modifiers without a `what` word apply to auto ("isolate" = auto,isolate). */
@@ -45,5 +46,26 @@ int rdzv_bind_fill(const struct rdzv_bind_table *tab, size_t i, unsigned flags,
 int rdzv_bind_fill_row(const struct rdzv_bind_table *tab, const struct rdzv_bind_row *r,
                        unsigned flags, const char *task_visible, const char *step_visible,
                        struct rdzv_envset *env, int *isolated, char *err, size_t errlen);
+
+/* A task's GPU selection variables on an AMD node (NULL: unset). */
+struct rdzv_amd_vis {
+	const char *rocr;        /* ROCR_VISIBLE_DEVICES: the one variable kept */
+	const char *cuda;        /* CUDA_VISIBLE_DEVICES */
+	const char *hip;         /* HIP_VISIBLE_DEVICES (Slurm never sets it) */
+	const char *gpu_ordinal; /* GPU_DEVICE_ORDINAL */
+	const char *ze;          /* ZE_AFFINITY_MASK */
+};
+
+/* Leave a task on an AMD node with one selection, ROCR_VISIBLE_DEVICES:
+ * ROCr filters first, then HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES (and
+ * ROCclr's GPU_DEVICE_ORDINAL) select again among what is left, so the same
+ * list in two of them can leave no GPU. When Slurm wrote its copies (gres
+ * without an env flag: CUDA_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL equal
+ * to ROCR_VISIBLE_DEVICES), UNSET entries remove them (and an equal
+ * ZE_AFFINITY_MASK). Any other value is the user's: kept, and named in
+ * warn ("" when there is nothing to say). Nothing happens without
+ * ROCR_VISIBLE_DEVICES. Returns 0, or -1 with a reason in err. */
+int rdzv_bind_amd_visibility(const struct rdzv_amd_vis *v, struct rdzv_envset *env, char *warn,
+                             size_t warnlen, char *err, size_t errlen);
 
 #endif

@@ -33,6 +33,12 @@ struct work {
 	size_t maskcpus;
 };
 
+/* The step's visibility variable: what Slurm and the runtime read. */
+static const char *vis_var(int amd)
+{
+	return amd ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+}
+
 static void cpumask_destroy(struct rdzv_cpumask *m)
 {
 	if (!m)
@@ -139,7 +145,7 @@ static int split_list(const char *s, const char *what, char (**out)[RDZV_TOKEN_M
 static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err, size_t errlen)
 {
 	const char *ids = req->step_gpus && *req->step_gpus ? req->step_gpus : req->visible;
-	const char *what = ids == req->step_gpus ? "SLURM_STEP_GPUS" : "CUDA_VISIBLE_DEVICES";
+	const char *what = ids == req->step_gpus ? "SLURM_STEP_GPUS" : vis_var(w->tab->amd);
 	char (*idtok)[RDZV_TOKEN_MAX] = NULL;
 	size_t n = 0, nvis = 0, k, k2;
 	int rv = -1;
@@ -151,11 +157,11 @@ static int step_gpus(struct work *w, const struct rdzv_bind_req *req, char *err,
 	if (split_list(ids, what, &idtok, &n, err, errlen) < 0)
 		return -1;
 	if (req->visible && *req->visible && ids != req->visible) {
-		if (split_list(req->visible, "CUDA_VISIBLE_DEVICES", &w->token, &nvis, err, errlen) < 0)
+		if (split_list(req->visible, vis_var(w->tab->amd), &w->token, &nvis, err, errlen) < 0)
 			goto fail;
 		if (nvis != n) {
-			rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES=%s and SLURM_STEP_GPUS=%s name "
-			         "different numbers of GPUs", req->visible, ids);
+			rdzv_err(err, errlen, "%s=%s and SLURM_STEP_GPUS=%s name "
+			         "different numbers of GPUs", vis_var(w->tab->amd), req->visible, ids);
 			goto fail;
 		}
 	} else {
@@ -579,7 +585,7 @@ static int row_gpus(struct work *w, size_t i, char *err, size_t errlen)
 
 		if (snprintf(r->visible + used, sizeof(r->visible) - used, "%s%s", used ? "," : "",
 		             w->token[k]) >= (int)(sizeof(r->visible) - used))
-			return rdzv_err(err, errlen, "CUDA_VISIBLE_DEVICES of task %zu too long", i);
+			return rdzv_err(err, errlen, "%s of task %zu too long", vis_var(w->tab->amd), i);
 		hwloc_bitmap_or(w->rowcpus[i], w->rowcpus[i], w->local[k]);
 	}
 	/* NICs of the block's GPUs, in NIC order, each once. */
@@ -893,7 +899,7 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
 	if (strcmp(task_visible, tab->rows[i].visible) == 0 && tab->rows[i].hi - tab->rows[i].lo
 	    == tab->ngpus)
 		return &tab->rows[i];
-	if (split_list(task_visible, "CUDA_VISIBLE_DEVICES", &e, &ne, err, sizeof(err)) < 0) {
+	if (split_list(task_visible, vis_var(tab->amd), &e, &ne, err, sizeof(err)) < 0) {
 		*how = RDZV_ROW_SKIP;
 		snprintf(why, whylen, "%s", err);
 		return NULL;
@@ -912,9 +918,9 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
 	renumbered = step_renumbered(tab);
 	if (renumbered && renumbered_per_task) {
 		*how = RDZV_ROW_RANK_NOTE;
-		snprintf(why, whylen, "CUDA_VISIBLE_DEVICES=%.64s is numbered from 0 for this task "
+		snprintf(why, whylen, "%s=%.64s is numbered from 0 for this task "
 		         "alone (ConstrainDevices): it names no GPU of the step's list; the row of "
-		         "local rank %zu is used", task_visible, i);
+		         "local rank %zu is used", vis_var(tab->amd), task_visible, i);
 		row = &tab->rows[i];
 		goto done;
 	}
@@ -928,9 +934,10 @@ const struct rdzv_bind_row *rdzv_bind_task_row(const struct rdzv_bind_table *tab
 
 		if (p < 0) {
 			*how = RDZV_ROW_SKIP;
-			snprintf(why, whylen, "CUDA_VISIBLE_DEVICES entry '%.64s' is not one of the step's "
-			         "GPUs%s: no binding for this task", e[j],
-			         rdzv_is_uuid(e[j]) ? " and its UUID is not in /proc/driver/nvidia" : "");
+			snprintf(why, whylen, "%s entry '%.64s' is not one of the step's "
+			         "GPUs%s: no binding for this task", vis_var(tab->amd), e[j],
+			         rdzv_is_uuid(e[j]) && !tab->amd
+			         ? " and its UUID is not in /proc/driver/nvidia" : "");
 			goto done;
 		}
 		want[p] = 1;

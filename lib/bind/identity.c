@@ -14,9 +14,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define NVIDIA_MAJOR 195     /* /dev/nvidiaN: char 195:N (NVIDIA's driver README) */
 #define NVIDIA_MINOR_MAX 254 /* 255 is /dev/nvidiactl */
+#define DRM_MAJOR 226        /* /dev/dri/cardN and renderDN: char 226:N (Linux devices.txt) */
+#define DRM_MINOR_MAX 255
 #define GRES_MAX (256u << 10)
 #define INFO_MAX 8192
 #define GRES_FILES_MAX 1024
@@ -32,6 +35,8 @@ const char *rdzv_id_source_name(enum rdzv_id_source s)
 		return "device";
 	case RDZV_ID_NAME:
 		return "name";
+	case RDZV_ID_RSMI:
+		return "rsmi-order";
 	}
 	return "?";
 }
@@ -65,14 +70,21 @@ static int norm_busid(const char *s, char *out, size_t len)
 	return snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn) < (int)len ? 0 : -1;
 }
 
-static int topo_gpu_of(const struct rdzv_topo *t, const char *busid)
+/* The topology GPU of a bus id; with several logical GPUs on one PCI
+ * function (MI300 partitions), the nth of them. */
+static int topo_gpu_nth(const struct rdzv_topo *t, const char *busid, unsigned nth)
 {
 	size_t i;
 
 	for (i = 0; i < rdzv_topo_gpu_count(t); i++)
-		if (strcmp(rdzv_topo_gpu_busid(t, i), busid) == 0)
+		if (strcmp(rdzv_topo_gpu_busid(t, i), busid) == 0 && nth-- == 0)
 			return (int)i;
 	return -1;
+}
+
+static int topo_gpu_of(const struct rdzv_topo *t, const char *busid)
+{
+	return topo_gpu_nth(t, busid, 0);
 }
 
 int rdzv_identity_positional(const struct rdzv_topo *t, const char *why,
@@ -189,6 +201,90 @@ static int read_proc(const struct rdzv_topo *t, const char *root, struct rdzv_id
 	return 0;
 }
 
+/* "renderDN" or "cardN" (a DRM node, not a connector like card0-DP-1):
+ * its minor, else -1. */
+static int drm_minor_of_name(const char *name)
+{
+	const char *d;
+	uint64_t m;
+
+	if (strncmp(name, "renderD", 7) == 0)
+		d = name + 7;
+	else if (strncmp(name, "card", 4) == 0)
+		d = name + 4;
+	else
+		return -1;
+	if (!isdigit((unsigned char)*d) || rdzv_parse_u64(d, 0, DRM_MINOR_MAX, &m) < 0)
+		return -1;
+	return (int)m;
+}
+
+static int cmp_minor(const void *a, const void *b)
+{
+	return ((const struct rdzv_proc_gpu *)a)->minor - ((const struct rdzv_proc_gpu *)b)->minor;
+}
+
+/* The DRM nodes of ROOT/sys/class/drm and the PCI function each belongs
+ * to (its "device" link ends in the bus id). The k-th render node (and
+ * the k-th card node) of a function, in minor order, is its k-th logical
+ * GPU. Returns 0, -1 with why set when nothing was found, -2 out of memory. */
+static int read_drm(const struct rdzv_topo *t, const char *root, struct rdzv_identity *id,
+                    char *why, size_t whylen)
+{
+	char dir[RDZV_DEVPATH_MAX * 2], path[RDZV_DEVPATH_MAX * 3 + 300], link[RDZV_DEVPATH_MAX];
+	struct dirent *de;
+	size_t cap = 0, i, j;
+	DIR *d;
+
+	join(root, "/sys/class/drm", dir, sizeof(dir));
+	if (!(d = opendir(dir))) {
+		snprintf(why, whylen, "%.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		struct rdzv_proc_gpu g = { .minor = -1, .gpu = -1 };
+		const char *base;
+		ssize_t n;
+
+		if ((g.minor = drm_minor_of_name(de->d_name)) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/device", dir, de->d_name);
+		if ((n = readlink(path, link, sizeof(link) - 1)) <= 0)
+			continue;
+		link[n] = '\0';
+		base = strrchr(link, '/');
+		if (norm_busid(base ? base + 1 : link, g.busid, sizeof(g.busid)) < 0)
+			continue;
+		if (id->nproc == cap) {
+			struct rdzv_proc_gpu *p = realloc(id->proc, (cap = cap * 2 + 8) * sizeof(*p));
+
+			if (!p) {
+				closedir(d);
+				return -2;
+			}
+			id->proc = p;
+		}
+		id->proc[id->nproc++] = g;
+	}
+	closedir(d);
+	if (!id->nproc) {
+		snprintf(why, whylen, "%.300s: no DRM node (renderDN, cardN) of a PCI device", dir);
+		return -1;
+	}
+	qsort(id->proc, id->nproc, sizeof(*id->proc), cmp_minor);
+	for (i = 0; i < id->nproc; i++) {
+		unsigned nth = 0;
+
+		/* card and render nodes are numbered apart (cards from 0,
+		 * render nodes from 128): count within the same kind. */
+		for (j = 0; j < i; j++)
+			nth += strcmp(id->proc[j].busid, id->proc[i].busid) == 0
+			       && (id->proc[j].minor >= 128) == (id->proc[i].minor >= 128);
+		id->proc[i].gpu = topo_gpu_nth(t, id->proc[i].busid, nth);
+	}
+	return 0;
+}
+
 /* gres.conf keys are case-insensitive; a value runs to the next blank. */
 static const char *gres_value(const char *line, const char *key, char *buf, size_t len)
 {
@@ -227,6 +323,13 @@ static int node_matches(const char *list, const char *node)
 	return node && rdzv_hostlist_has(list, node, NULL, 0) == 1;
 }
 
+static int is_amd_dev(const char *file)
+{
+	const char *b = strrchr(file, '/');
+
+	return drm_minor_of_name(b ? b + 1 : file) >= 0;
+}
+
 static int is_nvidia_dev(const char *file)
 {
 	const char *b = strrchr(file, '/');
@@ -245,7 +348,7 @@ static int is_nvidia_dev(const char *file)
  * MultipleFiles= line is one device, whose GPU is its /dev/nvidiaN).
  * Returns the count, 0 with why set when Slurm's order is not the files'
  * (AutoDetect=nvml), -1 with why set when gres.conf cannot be used. */
-static long gres_files(const char *conf, const char *node,
+static long gres_files(const char *conf, const char *node, int amd,
                        char (**files)[RDZV_DEVPATH_MAX], int *nvml, char *why, size_t whylen)
 {
 	char path[RDZV_DEVPATH_MAX * 2], val[4096], node_val[1024], one[RDZV_DEVPATH_MAX];
@@ -274,7 +377,8 @@ static long gres_files(const char *conf, const char *node,
 		nodes = gres_value(l, "NodeName", node_val, sizeof(node_val));
 		if (!node_matches(nodes, node))
 			continue;
-		if ((ad = gres_value(l, "AutoDetect", val, sizeof(val))) && strcasecmp(ad, "nvml") == 0)
+		if ((ad = gres_value(l, "AutoDetect", val, sizeof(val)))
+		    && strcasecmp(ad, amd ? "rsmi" : "nvml") == 0)
 			autodetect_nvml = 1;
 		else if (ad && nodes)
 			autodetect_nvml = 0; /* a node's own AutoDetect= overrides the global one */
@@ -297,7 +401,7 @@ static long gres_files(const char *conf, const char *node,
 			if (rdzv_hostlist_nth(file, (size_t)i, one, sizeof(one), NULL, 0) < 0)
 				goto refuse;
 			/* MultipleFiles: one device, named by its GPU's file. */
-			if (multi && (added || !is_nvidia_dev(one)))
+			if (multi && (added || !(amd ? is_amd_dev(one) : is_nvidia_dev(one))))
 				continue;
 			if (n == cap) {
 				char (*p)[RDZV_DEVPATH_MAX] = realloc(v, (size_t)(cap = cap * 2 + 8) * sizeof(*v));
@@ -314,8 +418,9 @@ static long gres_files(const char *conf, const char *node,
 	if (autodetect_nvml) {
 		free(v);
 		*nvml = 1;
-		snprintf(why, whylen, "gres.conf %.300s: AutoDetect=nvml: Slurm numbers GPUs in NVML's "
-		         "order, which is PCI bus-id order", path);
+		snprintf(why, whylen, "gres.conf %.300s: AutoDetect=%s: Slurm numbers GPUs in %s's "
+		         "order, which is PCI bus-id order", path, amd ? "rsmi" : "nvml",
+		         amd ? "ROCm SMI" : "NVML");
 		return 0;
 	}
 	if (n == 0) {
@@ -332,27 +437,32 @@ refuse:
 	return -1;
 }
 
-/* Minor of a device file: the device node's own, else from nvidiaN. */
-static int file_minor(const char *file, enum rdzv_id_source *src)
+/* Minor of a device file: the device node's own, else from its name
+ * (nvidiaN; on AMD nodes renderDN, cardN). */
+static int file_minor(const char *file, int amd, enum rdzv_id_source *src)
 {
 	struct stat st;
 	const char *b;
 
 	if (stat(file, &st) == 0 && S_ISCHR(st.st_mode)) {
-		if (major(st.st_rdev) != NVIDIA_MAJOR)
+		if (major(st.st_rdev) != (amd ? DRM_MAJOR : NVIDIA_MAJOR))
 			return -1;
 		*src = RDZV_ID_DEVICE;
 		return (int)minor(st.st_rdev);
 	}
+	b = strrchr(file, '/');
+	b = b ? b + 1 : file;
+	*src = RDZV_ID_NAME;
+	if (amd)
+		return drm_minor_of_name(b);
 	if (!is_nvidia_dev(file))
 		return -1;
-	b = strrchr(file, '/');
-	*src = RDZV_ID_NAME;
-	return atoi((b ? b + 1 : file) + 6);
+	return atoi(b + 6);
 }
 
-/* sysfs's vendor of a PCI function: 1 NVIDIA, 0 absent, -1 another vendor. */
-static int sysfs_vendor(const char *root, const char *busid)
+/* sysfs's vendor of a PCI function: 1 the expected one (NVIDIA, or AMD),
+ * 0 absent, -1 another vendor. */
+static int sysfs_vendor(const char *root, const char *busid, int amd)
 {
 	char p[RDZV_DEVPATH_MAX * 2], rel[128];
 	char *text;
@@ -362,7 +472,7 @@ static int sysfs_vendor(const char *root, const char *busid)
 	join(root, rel, p, sizeof(p));
 	if (!(text = rdzv_read_head(p, 64)))
 		return 0;
-	rv = strtoul(text, NULL, 16) == 0x10de ? 1 : -1;
+	rv = strtoul(text, NULL, 16) == (amd ? 0x1002 : 0x10de) ? 1 : -1;
 	free(text);
 	return rv;
 }
@@ -375,18 +485,21 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 	struct rdzv_identity *id = NULL;
 	long nf = -1, k;
 	size_t j;
-	int nvml = 0, rc;
+	int nvml = 0, rc, amd = rdzv_topo_gpus_amd(t);
 
 	*out = NULL;
 	if (!(id = calloc(1, sizeof(*id))))
 		return rdzv_err(err, errlen, "out of memory");
-	if ((rc = read_proc(t, req->root, id, why, sizeof(why))) == -2)
+	id->amd = amd;
+	rc = amd ? read_drm(t, req->root, id, why, sizeof(why))
+	         : read_proc(t, req->root, id, why, sizeof(why));
+	if (rc == -2)
 		goto oom;
 	if (rc == 0) {
 		if (!req->gres_conf)
 			snprintf(why, sizeof(why), "no gres.conf known");
 		else
-			nf = gres_files(req->gres_conf, req->node, &files, &nvml, why,
+			nf = gres_files(req->gres_conf, req->node, amd, &files, &nvml, why,
 			                sizeof(why));
 	}
 	if (nf > 0) {
@@ -400,30 +513,32 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 
 			snprintf(g->file, sizeof(g->file), "%s", files[k]);
 			g->gpu = -1;
-			if ((g->minor = file_minor(files[k], &g->source)) < 0) {
-				snprintf(why, sizeof(why), "GPU %ld: File=%.200s is not an NVIDIA device "
-				         "(char 195:N or nvidiaN)", k, files[k]);
+			if ((g->minor = file_minor(files[k], amd, &g->source)) < 0) {
+				snprintf(why, sizeof(why), "GPU %ld: File=%.200s is not %s", k, files[k],
+				         amd ? "an AMD GPU's DRM node (char 226:N, renderDN or cardN)"
+				             : "an NVIDIA device (char 195:N or nvidiaN)");
 				break;
 			}
 			for (j = 0; j < id->nproc && !p; j++)
 				if (id->proc[j].minor == g->minor)
 					p = &id->proc[j];
 			if (!p) {
-				snprintf(why, sizeof(why), "GPU %ld: no /proc/driver/nvidia/gpus/*/information "
-				         "with Device Minor %d (File=%.200s)", k, g->minor, files[k]);
+				snprintf(why, sizeof(why), "GPU %ld: no %s with %s %d (File=%.200s)", k,
+				         amd ? "/sys/class/drm/*/device" : "/proc/driver/nvidia/gpus/*/information",
+				         amd ? "minor" : "Device Minor", g->minor, files[k]);
 				break;
 			}
 			snprintf(g->busid, sizeof(g->busid), "%s", p->busid);
 			snprintf(g->uuid, sizeof(g->uuid), "%s", p->uuid);
-			if ((vend = sysfs_vendor(req->root, g->busid)) < 0) {
-				snprintf(why, sizeof(why), "GPU %ld: sysfs says %s is not an NVIDIA device", k,
-				         g->busid);
+			if ((vend = sysfs_vendor(req->root, g->busid, amd)) < 0) {
+				snprintf(why, sizeof(why), "GPU %ld: sysfs says %s is not an %s device", k,
+				         g->busid, amd ? "AMD" : "NVIDIA");
 				break;
 			}
-			g->sysfs = vend > 0;
+			g->sysfs = vend > 0 || amd; /* AMD's bus id came from sysfs itself */
 			if ((g->gpu = p->gpu) < 0) {
-				snprintf(why, sizeof(why), "GPU %ld: bus id %s (minor %d) is not a CUDA GPU of "
-				         "the topology", k, g->busid, g->minor);
+				snprintf(why, sizeof(why), "GPU %ld: bus id %s (minor %d) is not a%s GPU of "
+				         "the topology", k, g->busid, g->minor, amd ? "n AMD" : " CUDA");
 				break;
 			}
 		}
@@ -447,7 +562,7 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 			size_t q;
 
 			if (nvml)
-				pos->v[j].source = RDZV_ID_NVML;
+				pos->v[j].source = amd ? RDZV_ID_RSMI : RDZV_ID_NVML;
 			for (q = 0; q < pos->nproc; q++)
 				if (pos->proc[q].gpu == (int)j) {
 					pos->v[j].minor = pos->proc[q].minor;
@@ -455,6 +570,7 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 				}
 		}
 		pos->positional = !nvml;
+		pos->amd = amd;
 		rdzv_identity_destroy(id);
 		*out = pos;
 		return 0;
@@ -544,8 +660,9 @@ size_t rdzv_identity_cgroup_gpus(const struct rdzv_identity *id, const char *roo
 			n = 0;
 			break;
 		}
-		if (sscanf(l, "%c %u:%u", &type, &maj, &min) != 3 || type != 'c' || maj != NVIDIA_MAJOR
-		    || min > NVIDIA_MINOR_MAX)
+		if (sscanf(l, "%c %u:%u", &type, &maj, &min) != 3 || type != 'c'
+		    || maj != (id->amd ? DRM_MAJOR : NVIDIA_MAJOR)
+		    || min > (id->amd ? DRM_MINOR_MAX : NVIDIA_MINOR_MAX))
 			continue;
 		for (j = 0; j < id->nproc; j++)
 			if (id->proc[j].minor == (int)min && id->proc[j].gpu >= 0 && n < max)
@@ -566,9 +683,10 @@ int rdzv_identity_format(const struct rdzv_identity *id, size_t g, char *buf, si
 	if (k == id->n)
 		n = snprintf(buf, len, "not one of Slurm's GPUs on this node");
 	else if (id->v[k].source == RDZV_ID_DEVICE || id->v[k].source == RDZV_ID_NAME)
-		n = snprintf(buf, len, "slurm %zu file %s minor %d busid %s source %s+proc%s", k,
+		n = snprintf(buf, len, "slurm %zu file %s minor %d busid %s source %s+%s", k,
 		             id->v[k].file, id->v[k].minor, id->v[k].busid,
-		             rdzv_id_source_name(id->v[k].source), id->v[k].sysfs ? "+sysfs" : "");
+		             rdzv_id_source_name(id->v[k].source),
+		             id->amd ? "sysfs" : id->v[k].sysfs ? "proc+sysfs" : "proc");
 	else if (id->v[k].minor >= 0)
 		n = snprintf(buf, len, "slurm %zu minor %d busid %s source %s", k, id->v[k].minor,
 		             id->v[k].busid, rdzv_id_source_name(id->v[k].source));

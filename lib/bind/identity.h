@@ -10,6 +10,12 @@
  *     -> the bus id whose /proc/driver/nvidia/gpus/BUSID/information says
  *        "Device Minor: N" (checked against sysfs's vendor when present)
  *     -> the topology's CUDA GPU with that bus id.
+ * On a node whose GPUs are AMD's (rdzv_topo_gpus_amd) the files are DRM
+ * nodes, /dev/dri/renderDN or cardN (char 226:N), and the link to the bus
+ * id is sysfs's: ROOT/sys/class/drm/renderDN/device points at the PCI
+ * function; the k-th render node of a function with several logical GPUs
+ * (MI300 partitions) is its k-th GPU. AutoDetect=rsmi numbers GPUs in ROCm
+ * SMI's order, PCI bus order.
  * /proc and /sys are read under a root prefix, so tests point it at fixture
  * trees; gres.conf and its device files are Slurm's configuration and are
  * read where it names them. When a link cannot be read, the whole map falls back to the
@@ -30,6 +36,7 @@ enum rdzv_id_source {
 	RDZV_ID_NVML,     /* AutoDetect=nvml: Slurm's order is NVML's, PCI bus order */
 	RDZV_ID_DEVICE,   /* gres file -> minor of the device node -> /proc bus id */
 	RDZV_ID_NAME,     /* gres file -> minor from its name nvidiaN -> /proc bus id */
+	RDZV_ID_RSMI,     /* AutoDetect=rsmi: Slurm's order is ROCm SMI's, PCI bus order */
 };
 
 const char *rdzv_id_source_name(enum rdzv_id_source s);
@@ -56,8 +63,10 @@ struct rdzv_identity {
 	struct rdzv_gpu_id *v;
 	int positional;           /* v follows the positional rule */
 	char why[512];            /* how the map was established, or why not */
-	size_t nproc;             /* the NVIDIA driver's GPUs, for UUID lookups */
+	size_t nproc;             /* the NVIDIA driver's GPUs, for UUID lookups;
+	                           * on AMD nodes the DRM nodes (no UUID) */
 	struct rdzv_proc_gpu *proc;
+	int amd;                  /* the GPUs are AMD's: DRM device numbers */
 };
 
 struct rdzv_identity_req {
@@ -92,7 +101,8 @@ int rdzv_is_uuid(const char *s);
 
 /* The topology GPUs the calling task's devices cgroup allows (cgroup v1:
  * ROOT/proc/self/cgroup names it, ROOT/sys/fs/cgroup/devices/PATH/
- * devices.list lists "c 195:N rwm" per NVIDIA minor). Slurm's task/cgroup
+ * devices.list lists "c 195:N rwm" per NVIDIA minor, "c 226:N rwm" per
+ * DRM node on AMD nodes). Slurm's task/cgroup
  * with ConstrainDevices narrows it per task, so it names the task's own
  * GPUs even where its CUDA_VISIBLE_DEVICES does not (22.05 numbers each
  * task's list from 0). Returns the count (0: not constrained, "a *:*" or

@@ -95,13 +95,14 @@ int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t 
 /* What the step owns on this node. */
 struct rdzv_bind_req {
 	const char *step_gpus; /* SLURM_STEP_GPUS: node GPU indices "0,2"; NULL/"": use visible */
-	const char *visible;   /* CUDA_VISIBLE_DEVICES of the step; NULL: unset */
+	const char *visible;   /* CUDA_VISIBLE_DEVICES of the step (on AMD nodes
+	                        * ROCR_VISIBLE_DEVICES); NULL: unset */
 	unsigned ntasks;       /* tasks of the step on this node */
 	const char *hca_allow; /* NCCL_IB_HCA-syntax allow-list; NULL: no limit */
 	const char *step_cpus; /* the step's CPUs as a list "0-7,16"; NULL: the topology's */
 	const struct rdzv_identity *ident; /* Slurm's GPU numbers -> PCI; NULL: positional */
 	int amd;               /* bind AMD GPUs too (else a node whose GPUs are
-	                        * AMD's binds nothing, as before issue 33) */
+	                        * AMD's binds nothing) */
 };
 
 struct rdzv_identity;

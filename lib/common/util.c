@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int rdzv_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -126,4 +129,25 @@ size_t rdzv_put_u32(char *out, uint32_t v)
 	for (i = 0; i < n; i++)
 		out[i] = tmp[n - 1 - i];
 	return n;
+}
+
+int rdzv_private_dir(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return rdzv_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+	if (lstat(path, &st) < 0)
+		return rdzv_err(err, errlen, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return rdzv_err(err, errlen, "%s is a symbolic link", path);
+	if (!S_ISDIR(st.st_mode))
+		return rdzv_err(err, errlen, "%s is not a directory", path);
+	if (st.st_uid != geteuid())
+		return rdzv_err(err, errlen, "%s belongs to uid %lu, not to uid %lu", path,
+		                (unsigned long)st.st_uid, (unsigned long)geteuid());
+	if (st.st_mode & 077)
+		return rdzv_err(err, errlen, "%s is open to others (mode %03o)", path,
+		                (unsigned)(st.st_mode & 0777));
+	return 0;
 }

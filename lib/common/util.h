@@ -13,6 +13,12 @@
  * buffer (to free). NULL when it cannot be opened or memory runs out. */
 char *rdzv_read_head(const char *path, size_t max);
 
+/* Make path a directory private to the caller (mkdir 0700), or check the
+ * one there: refused (-1, reason in err) when it is a symbolic link, not a
+ * directory, owned by another user, or open to group or others. Never
+ * follows a link. */
+int rdzv_private_dir(const char *path, char *err, size_t errlen);
+
 #endif
 
 /* snprintf into err[errlen] when err is not NULL. Always returns -1 so that
@@ -47,5 +53,11 @@ long rdzv_now_ms(void);
 /* v in decimal into out (at most 10 bytes, no NUL); returns the digits
  * written. For texts built without printf (node orders of 65,536 nodes). */
 size_t rdzv_put_u32(char *out, uint32_t v);
+
+/* Make path a directory private to the caller (mkdir 0700), or check the
+ * one there: refused (-1, reason in err) when it is a symbolic link, not a
+ * directory, owned by another user, or open to group or others. Never
+ * follows a link. */
+int rdzv_private_dir(const char *path, char *err, size_t errlen);
 
 #endif

@@ -22,9 +22,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bindmode.h"
+#include "envset.h"
+#include "identity.h"
 #include "tap.h"
 #include "topo.h"
 #include "topocache.h"
+#include "util.h"
 
 #define TIOGA "mpibind__topo-xml__eas-tioga.xml"
 #define TUO "flux-core__t__hwloc-data__tuo.SPX.xml"
@@ -221,10 +225,10 @@ static void test_tioga(void)
 		   "tioga: GCD %zu: %s", i, i % 2 ? "its NIC's host bridge" : "its NIC's NUMA node");
 	}
 	rdzv_bind_table_destroy(tab);
-	/* The plugin (amd = 0) still binds nothing on AMD nodes. */
+	/* A caller that binds NVIDIA GPUs only binds nothing on AMD nodes. */
 	tab = table(t, "0,1", 2, 0);
 	ok(tab && tab->ngpus == 0 && tab->rows[0].gpu < 0 && !tab->socket_ifname[0],
-	   "tioga: without amd (the plugin), nothing to bind, no error");
+	   "tioga: without amd, nothing to bind, no error");
 	rdzv_bind_table_destroy(tab);
 	rdzv_topo_destroy(t);
 	free(text);
@@ -391,6 +395,300 @@ static void test_cxi(void)
 	free(text);
 }
 
+/* A fixture node: ROOT/sys/class/drm/{cardN,renderD(128+N)}/device -> the
+ * PCI function of GPU N in `order` (so minors need not follow bus order),
+ * ROOT/sys/bus/pci/devices/BUS/vendor, and a gres.conf listing the render
+ * nodes in `gres` order. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		diag("cannot write %s", path);
+}
+
+static void drm_tree(const char *root, const char *const *bus, const int *order, size_t n,
+                     const char *vendor)
+{
+	char p[8192], q[8192];
+	size_t i;
+
+	snprintf(p, sizeof(p), "mkdir -p '%s/sys/class/drm' '%s/sys/bus/pci/devices'", root, root);
+	if (system(p) != 0)
+		diag("mkdir %s", root);
+	for (i = 0; i < n; i++) {
+		const char *b = bus[order[i]];
+
+		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s", root, b);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/sys/bus/pci/devices/%s/vendor", root, b);
+		write_file(p, vendor);
+		snprintf(p, sizeof(p), "%s/sys/class/drm/renderD%zu", root, 128 + i);
+		mkdir(p, 0755);
+		snprintf(q, sizeof(q), "../../../devices/pci0000:c0/%s", b);
+		snprintf(p, sizeof(p), "%s/sys/class/drm/renderD%zu/device", root, 128 + i);
+		if (symlink(q, p) < 0)
+			diag("symlink %s", p);
+		snprintf(p, sizeof(p), "%s/sys/class/drm/card%zu", root, i);
+		mkdir(p, 0755);
+		snprintf(p, sizeof(p), "%s/sys/class/drm/card%zu/device", root, i);
+		if (symlink(q, p) < 0)
+			diag("symlink %s", p);
+	}
+	/* a connector is no DRM node of a GPU */
+	snprintf(p, sizeof(p), "%s/sys/class/drm/card0-DP-1", root);
+	mkdir(p, 0755);
+}
+
+static void test_identity(void)
+{
+	static const char *const bus[8] = {
+		"0000:c1:00.0", "0000:c6:00.0", "0000:c9:00.0", "0000:ce:00.0",
+		"0000:d1:00.0", "0000:d6:00.0", "0000:d9:00.0", "0000:de:00.0",
+	};
+	/* renderD(128+i) is the function of GPU order[i] */
+	static const int order[8] = { 3, 0, 1, 2, 7, 6, 5, 4 };
+	char *text = slurp(TIOGA);
+	struct rdzv_topo *t = load_text(text, TIOGA);
+	struct rdzv_identity *id = NULL;
+	struct rdzv_identity_req req = { 0 };
+	struct rdzv_bind_table *tab = NULL;
+	struct rdzv_bind_req breq = { 0 };
+	char root[4200], gres[4300], cg[8800], line[512], err[512] = "";
+	int gpus[8];
+	size_t k, n;
+
+	snprintf(root, sizeof(root), "%s/node", tmpdir);
+	drm_tree(root, bus, order, 8, "0x1002\n");
+	snprintf(gres, sizeof(gres), "%s/gres.conf", tmpdir);
+	/* Slurm's GPU k is the k-th file: renderD135 first */
+	write_file(gres, "NodeName=n1 Name=gpu File=/dev/dri/renderD135\n"
+	                 "NodeName=n1 Name=gpu File=/dev/dri/renderD[128-134]\n"
+	                 "NodeName=n2 Name=gpu File=/dev/nvidia0\n");
+	req.root = root;
+	req.gres_conf = gres;
+	req.node = "n1";
+	ok(t && rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0 && id,
+	   "AMD identity read (%s)", err);
+	if (!id) {
+		rdzv_topo_destroy(t);
+		free(text);
+		return;
+	}
+	ok(!id->positional && id->amd, "AMD identity: by gres.conf and sysfs, not by position (%s)",
+	   id->why);
+	IS_INT(id->n, 8, "AMD identity: 8 of Slurm's GPUs");
+	IS_INT(rdzv_identity_gpu(id, 0), order[7], "Slurm GPU 0 = renderD135 = GPU %d", order[7]);
+	for (k = 1; k < 8; k++)
+		IS_INT(rdzv_identity_gpu(id, k), order[k - 1], "Slurm GPU %zu = renderD%zu = GPU %d",
+		       k, 127 + k, order[k - 1]);
+	ok(rdzv_identity_format(id, (size_t)order[7], line, sizeof(line)) == 0, "format");
+	IS_STR(line, "slurm 0 file /dev/dri/renderD135 minor 135 busid 0000:d1:00.0 source name+sysfs",
+	       "AMD identity line");
+	/* The table follows it: Slurm's GPUs 0,1 are GCDs 4 and 3. */
+	breq.step_gpus = "0,1";
+	breq.visible = "0,1";
+	breq.ntasks = 2;
+	breq.ident = id;
+	breq.amd = 1;
+	ok(rdzv_bind_compute(t, &breq, &tab, err, sizeof(err)) == 0 && tab, "table (%s)", err);
+	if (tab) {
+		IS_INT(tab->rows[0].gpu, 4, "task 0: Slurm GPU 0 is GCD 4");
+		IS_STR(tab->rows[0].cpus, "0-7,64-71", "task 0: GCD 4's cores");
+		IS_STR(tab->rows[0].ifname, "hsi2", "task 0: GCD 4's NIC");
+		IS_INT(tab->rows[1].gpu, 3, "task 1: Slurm GPU 1 is GCD 3");
+		IS_STR(tab->rows[1].ifname, "hsi1", "task 1: GCD 3's NIC");
+		IS_STR(tab->rows[1].visible, "1", "task 1: its ROCR_VISIBLE_DEVICES entry");
+	}
+	rdzv_bind_table_destroy(tab);
+	/* The task's devices cgroup (v1) names render node 226:130 = GCD 1. */
+	snprintf(cg, sizeof(cg), "mkdir -p '%s/proc/self' '%s/sys/fs/cgroup/devices/slurm/job_1/step_0/task_0'",
+	         root, root);
+	if (system(cg) != 0)
+		diag("mkdir cgroup");
+	snprintf(cg, sizeof(cg), "%s/proc/self/cgroup", root);
+	write_file(cg, "4:devices:/slurm/job_1/step_0/task_0\n");
+	snprintf(cg, sizeof(cg), "%s/sys/fs/cgroup/devices/slurm/job_1/step_0/task_0/devices.list", root);
+	write_file(cg, "c 195:0 rwm\nc 226:130 rw\nc 226:2 rw\n");
+	n = rdzv_identity_cgroup_gpus(id, root, gpus, 8);
+	ok(n == 2 && gpus[0] == 1 && gpus[1] == 1,
+	   "cgroup 226:2 (card2) and 226:130 (renderD130) are GCD 1; 195:0 is no AMD GPU (n=%zu)", n);
+	rdzv_identity_destroy(id);
+	id = NULL;
+	/* Another node's NVIDIA file on an AMD node: refused, by position. */
+	req.node = "n2";
+	ok(rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0 && id && id->positional
+	   && strstr(id->why, "File=/dev/nvidia0 is not an AMD GPU's DRM node"),
+	   "an NVIDIA file on an AMD node falls back to position: %s", id ? id->why : err);
+	rdzv_identity_destroy(id);
+	id = NULL;
+	/* AutoDetect=rsmi: ROCm SMI's order, PCI order. */
+	write_file(gres, "AutoDetect=rsmi\n");
+	req.node = "n1";
+	ok(rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0 && id && !id->positional
+	   && id->v[0].source == RDZV_ID_RSMI && rdzv_identity_gpu(id, 5) == 5
+	   && strstr(id->why, "AutoDetect=rsmi: Slurm numbers GPUs in ROCm SMI's order"),
+	   "AutoDetect=rsmi: PCI order, said so: %s", id ? id->why : err);
+	rdzv_identity_destroy(id);
+	id = NULL;
+	/* No DRM node in sysfs: position, and why. */
+	req.root = tmpdir;
+	ok(rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0 && id && id->positional
+	   && strstr(id->why, "/sys/class/drm"), "no sysfs DRM nodes: by position: %s",
+	   id ? id->why : err);
+	rdzv_identity_destroy(id);
+	rdzv_topo_destroy(t);
+	free(text);
+}
+
+/* Partitions: the three render nodes of an MI300A function in TPX mode
+ * are its three logical GPUs, in minor order. */
+static void test_identity_tpx(void)
+{
+	static const char *const bus[4] = {
+		"0000:02:00.0", "0001:02:00.0", "0002:02:00.0", "0003:02:00.0",
+	};
+	static const int order[12] = { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3 };
+	char *text = slurp(TUO), root[4200], gres[4300], err[512] = "", from[64], to[256];
+	struct rdzv_identity *id = NULL;
+	struct rdzv_identity_req req = { 0 };
+	struct rdzv_topo *t;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(from, sizeof(from), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">", i);
+		snprintf(to, sizeof(to), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
+		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
+		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">",
+		         i, 4 + 2 * i, 5 + 2 * i);
+		subst_all(&text, from, to);
+	}
+	t = load_text(text, "tuo TPX");
+	snprintf(root, sizeof(root), "%s/tpx", tmpdir);
+	drm_tree(root, bus, order, 12, "0x1002\n");
+	snprintf(gres, sizeof(gres), "%s/gres-tpx.conf", tmpdir);
+	write_file(gres, "Name=gpu File=/dev/dri/renderD[137-139]\n"
+	                 "Name=gpu File=/dev/dri/renderD[128-136]\n");
+	req.root = root;
+	req.gres_conf = gres;
+	ok(t && rdzv_topo_gpu_count(t) == 12 && rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0
+	   && id && !id->positional, "TPX identity by sysfs (%s)", id ? id->why : err);
+	if (id) {
+		IS_INT(rdzv_identity_gpu(id, 0), 9, "TPX: Slurm GPU 0 = renderD137 = APU 3's first GPU");
+		IS_INT(rdzv_identity_gpu(id, 2), 11, "TPX: Slurm GPU 2 = renderD139 = APU 3's third GPU");
+		IS_INT(rdzv_identity_gpu(id, 4), 1, "TPX: Slurm GPU 4 = renderD129 = APU 0's second GPU");
+		IS_INT(rdzv_identity_gpu(id, 6), 3, "TPX: Slurm GPU 6 = renderD131 = APU 1's first GPU");
+	}
+	rdzv_identity_destroy(id);
+	rdzv_topo_destroy(t);
+	free(text);
+}
+
+static const char *entry(const struct rdzv_envset *env, const char *name, enum rdzv_policy *pol)
+{
+	const struct rdzv_env_entry *e = rdzv_envset_find(env, name);
+
+	if (e && pol)
+		*pol = e->policy;
+	return e ? (e->value ? e->value : "(unset)") : NULL;
+}
+
+static void test_visibility(void)
+{
+	struct rdzv_envset *env = rdzv_envset_create();
+	struct rdzv_amd_vis v = { 0 };
+	char warn[512], err[256];
+	enum rdzv_policy pol = RDZV_SET_DEFAULT;
+
+	/* Slurm without an env flag: the same list in all four. */
+	v.rocr = v.cuda = v.gpu_ordinal = v.ze = "0,1,2,3";
+	ok(rdzv_bind_amd_visibility(&v, env, warn, sizeof(warn), err, sizeof(err)) == 0,
+	   "no-flag mode");
+	ok(entry(env, "CUDA_VISIBLE_DEVICES", &pol) && pol == RDZV_SET_UNSET,
+	   "no-flag mode: Slurm's CUDA_VISIBLE_DEVICES removed");
+	ok(entry(env, "GPU_DEVICE_ORDINAL", &pol) && pol == RDZV_SET_UNSET,
+	   "no-flag mode: Slurm's GPU_DEVICE_ORDINAL removed");
+	ok(entry(env, "ZE_AFFINITY_MASK", &pol) && pol == RDZV_SET_UNSET,
+	   "no-flag mode: Slurm's ZE_AFFINITY_MASK removed");
+	ok(!entry(env, "ROCR_VISIBLE_DEVICES", NULL), "no-flag mode: ROCR_VISIBLE_DEVICES kept as is");
+	IS_STR(warn, "", "no-flag mode: nothing to warn about");
+	rdzv_envset_destroy(env);
+	/* Narrowed per task alike (--gpus-per-task), plus the user's HIP_VISIBLE_DEVICES. */
+	env = rdzv_envset_create();
+	v.rocr = v.cuda = v.gpu_ordinal = v.ze = "2";
+	v.hip = "0";
+	ok(rdzv_bind_amd_visibility(&v, env, warn, sizeof(warn), err, sizeof(err)) == 0
+	   && entry(env, "CUDA_VISIBLE_DEVICES", &pol) && pol == RDZV_SET_UNSET
+	   && !entry(env, "HIP_VISIBLE_DEVICES", NULL), "per-task lists: Slurm's copies removed, HIP kept");
+	IS_STR(warn, "HIP_VISIBLE_DEVICES=0 (not Slurm's) selects again among the GPUs "
+	       "ROCR_VISIBLE_DEVICES=2 leaves, by position in that list; kept",
+	       "the user's HIP_VISIBLE_DEVICES is named");
+	rdzv_envset_destroy(env);
+	/* amd_gpu_env: only ROCR_VISIBLE_DEVICES is Slurm's; the user's CUDA_VISIBLE_DEVICES stays. */
+	env = rdzv_envset_create();
+	v.rocr = "1";
+	v.cuda = "1";
+	v.gpu_ordinal = v.ze = v.hip = NULL;
+	ok(rdzv_bind_amd_visibility(&v, env, warn, sizeof(warn), err, sizeof(err)) == 0
+	   && env->n == 0, "amd_gpu_env: nothing removed");
+	IS_STR(warn, "CUDA_VISIBLE_DEVICES=1 (not Slurm's) selects again among the GPUs "
+	       "ROCR_VISIBLE_DEVICES=1 leaves, by position in that list; kept",
+	       "amd_gpu_env: the user's CUDA_VISIBLE_DEVICES is named");
+	v.rocr = NULL;
+	ok(rdzv_bind_amd_visibility(&v, env, warn, sizeof(warn), err, sizeof(err)) == 0
+	   && env->n == 0 && !warn[0], "no ROCR_VISIBLE_DEVICES: nothing done, nothing said");
+	rdzv_envset_destroy(env);
+}
+
+/* isolate narrows ROCR_VISIBLE_DEVICES on AMD nodes; no CUDA_DEVICE_ORDER. */
+static void test_fill(void)
+{
+	char *text = slurp(TIOGA), err[256] = "";
+	struct rdzv_topo *t = load_text(text, TIOGA);
+	struct rdzv_bind_table *tab = table(t, "0,1,2,3", 4, 1);
+	struct rdzv_envset *env = rdzv_envset_create();
+	enum rdzv_policy pol = RDZV_SET_DEFAULT;
+	int iso = 0;
+
+	ok(tab && rdzv_bind_fill(tab, 2, RDZV_BIND_AUTO | RDZV_BIND_ISOLATE, "0,1,2,3", "0,1,2,3",
+	                         env, &iso, err, sizeof(err)) == 0 && iso, "isolate (%s)", err);
+	IS_STR(entry(env, "ROCR_VISIBLE_DEVICES", &pol), "2", "isolate: ROCR_VISIBLE_DEVICES=2");
+	ok(pol == RDZV_SET_ENFORCE, "isolate: enforced over Slurm's list");
+	ok(!entry(env, "CUDA_VISIBLE_DEVICES", NULL) && !entry(env, "CUDA_DEVICE_ORDER", NULL),
+	   "isolate: no CUDA variable for an AMD task");
+	rdzv_envset_destroy(env);
+	rdzv_bind_table_destroy(tab);
+	rdzv_topo_destroy(t);
+	free(text);
+}
+
+static void test_private_dir(void)
+{
+	char p[4200], q[4200], err[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/miopen", tmpdir);
+	ok(rdzv_private_dir(p, err, sizeof(err)) == 0 && stat(p, &st) == 0
+	   && (st.st_mode & 0777) == 0700 && st.st_uid == geteuid(), "made 0700, the caller's (%s)",
+	   err);
+	ok(rdzv_private_dir(p, err, sizeof(err)) == 0, "an existing private directory is used");
+	chmod(p, 0755);
+	ok(rdzv_private_dir(p, err, sizeof(err)) < 0 && strstr(err, "open to others (mode 755)"),
+	   "a directory open to others is refused: %s", err);
+	snprintf(q, sizeof(q), "%s/miopen-link", tmpdir);
+	if (symlink(p, q) < 0)
+		diag("symlink");
+	ok(rdzv_private_dir(q, err, sizeof(err)) < 0 && strstr(err, "is a symbolic link"),
+	   "a link is refused, never followed: %s", err);
+	snprintf(q, sizeof(q), "%s/miopen-file", tmpdir);
+	write_file(q, "x");
+	ok(rdzv_private_dir(q, err, sizeof(err)) < 0 && strstr(err, "is not a directory"),
+	   "a file is refused: %s", err);
+	snprintf(q, sizeof(q), "%s/no/such/dir", tmpdir);
+	ok(rdzv_private_dir(q, err, sizeof(err)) < 0 && strstr(err, "cannot create"),
+	   "a missing parent is named: %s", err);
+}
+
 int main(void)
 {
 	const char *env = getenv("RDZV_TOPOLOGIES"), *top = getenv("top_srcdir");
@@ -419,6 +717,11 @@ int main(void)
 	test_classes();
 	test_tpx();
 	test_cxi();
+	test_identity();
+	test_identity_tpx();
+	test_visibility();
+	test_fill();
+	test_private_dir();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", tmpdir);
