@@ -95,12 +95,16 @@ static int count_list(const char *s)
 }
 
 /* Entries of the task's own CUDA_VISIBLE_DEVICES (Slurm narrows it per task
- * with --gpus-per-task or --gpu-bind before task_init), or -1. */
+ * with --gpus-per-task or --gpu-bind before task_init), else, on AMD nodes
+ * where binding leaves it the only one, ROCR_VISIBLE_DEVICES; or -1. */
 static int task_visible_gpus(spank_t sp)
 {
 	char buf[1024];
 
-	return rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0 ? count_list(buf) : -1;
+	if (rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", buf, sizeof(buf)) > 0
+	    || rdzv_job_getenv(sp, "ROCR_VISIBLE_DEVICES", buf, sizeof(buf)) > 0)
+		return count_list(buf);
+	return -1;
 }
 
 /* S_JOB_ARGV belongs to slurmstepd: keep a copy (STYLE.md rule 4). */
@@ -598,7 +602,8 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		goto fail;
 	st->gpus_on_node = -1;
 	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
-	    || rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
+	    || rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0
+	    || rdzv_job_getenv(sp, "ROCR_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0)
 		st->gpus_on_node = count_list(gpus);
 	if (spank_get_item(sp, S_STEP_CPUS_PER_TASK, &st->cpus_per_task) != ESPANK_SUCCESS)
 		st->cpus_per_task = 0;

@@ -211,4 +211,16 @@ like "$out" "warning: MIOpen's caches left where MIOpen puts them: .*rdzv-miopen
 run_step env MIOPEN_USER_DB_PATH=/dev/shm/mine TMPDIR="$T/tmp" srun -N1 -w n1 -n1 --gres=gpu:1 --rdzv-bind=auto bash -c "$report"
 is "$(field n1 0 miopen)|$(field n1 0 miopen_cache)" "/dev/shm/mine|$T/tmp/rdzv-miopen-0" \
 	"the user's MIOPEN_USER_DB_PATH wins; the kernel cache still goes to the node"
+
+# The AMD example job script, as a user would submit it (small).
+ex="$top_srcdir/sbatch-examples"
+run_to 240 env -C "$ex" PYTHON="$PY" TMPDIR="$T/tmp" sbatch --wait -o "$T/ex13.out" -N2 \
+	--ntasks-per-node=2 --gpus-per-node=2 --cpus-per-task=1 13-amd-slingshot.sbatch
+out=$(cat "$T/ex13.out" 2>/dev/null)
+is "$rc" 0 "example 13 (AMD, --rdzv=torch --rdzv-bind=auto) exits 0"
+[ "$rc" = 0 ] || diag "$(printf '%s\n' "$out" | tail -n 15)"
+like "$out" 'train_tiny: step 19 loss' "example 13: 4 ranks on n1 and n2 train all 20 steps"
+unlike "$(grep -v '^[[:space:]]*#' "$ex/13-amd-slingshot.sbatch")" \
+	'ROCR_VISIBLE_DEVICES=|mask_cpu|MASTER_ADDR=|RANK=\$SLURM|MIOPEN_' \
+	"example 13 sets no GPU selection, CPU mask, address, rank or MIOpen path itself"
 done_testing

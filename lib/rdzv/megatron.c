@@ -242,7 +242,8 @@ int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
 	}
 	if (small < tp)
 		return rdzv_err(err, errlen, "TP=%llu is larger than the %u tasks on node %u: a "
-		                "tensor-parallel group must stay on one node (NVLink); run TP or a "
+		                "tensor-parallel group must stay on one node (NVLink, or xGMI between "
+		                "AMD GPUs); run TP or a "
 		                "multiple of TP tasks per node", (unsigned long long)tp, small,
 		                small_node);
 	switch (d) {
