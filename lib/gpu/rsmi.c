@@ -161,7 +161,7 @@ static int rsmi_open(struct rsmi *r, const char *library, char *err, size_t errl
 	          : !r->hive_id ? "rsmi_dev_xgmi_hive_id_get"
 	          : !r->xgmi_status ? "rsmi_dev_xgmi_error_status" : NULL;
 	if (missing) {
-		rdzv_err(err, errlen, "%s lacks %s: not a ROCm SMI library, or older than ROCm 3.x",
+		rdzv_err(err, errlen, "%s lacks %s: not a ROCm SMI library, or one too old for rdzv",
 		         r->path, missing);
 		dlclose(r->lib);
 		r->lib = NULL;
