@@ -487,6 +487,72 @@ static void check_fabric(const struct pf_run *run, struct pf_verdict *v)
 		       bad == PF_FAIL ? ", which NCCL_MNNVL_ENABLE=1 forbids" : "");
 }
 
+/* AMD GPUs' xGMI (Infinity Fabric), read through ROCm SMI by each node's
+ * local rank 0 where the node has AMD GPUs. xGMI, like NVLink on HGX, ends
+ * at the node, so hive ids are never compared between nodes: what is
+ * flagged is a node whose GPUs are in several hives (RCCL crosses PCIe
+ * between them), GPUs reporting xGMI errors, ROCm SMI missing or listing
+ * no GPU where the PCI bus shows AMD ones. Warnings: the collectives still
+ * run, slower, and the node may be fine for a job that uses one hive. */
+static void check_xgmi(const struct pf_run *run, struct pf_verdict *v)
+{
+	const struct pf_report *reps = run->reports;
+	struct pf_check *c;
+	uint32_t r, nodes = 0, rsmi = 0, bad = 0;
+
+	if (!reps)
+		return;
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &reps[r];
+
+		if (!p->xgmi_read)
+			continue;
+		nodes++;
+		if (strncmp(p->xgmi_hive, "no ROCm SMI", 11) == 0)
+			continue;
+		rsmi++;
+		if (!p->nxgmi || !p->xgmi_ok || strncmp(p->xgmi_hive, "several", 7) == 0)
+			bad++;
+	}
+	if (!nodes)
+		return;
+	if (!rsmi)
+		c = add_check(v, "xgmi", PF_SKIP, "not checked: no ROCm SMI on any of %u node%s with "
+		              "AMD GPUs", nodes, nodes == 1 ? "" : "s");
+	else if (!bad && rsmi == nodes)
+		c = add_check(v, "xgmi", PF_PASS, "%u node%s with AMD GPUs, each node's GPUs in one "
+		              "xGMI hive or none, no xGMI errors", nodes, nodes == 1 ? "" : "s");
+	else
+		c = add_check(v, "xgmi", PF_PASS, "%u of %u nodes with AMD GPUs read through ROCm SMI, "
+		              "%u with a finding", rsmi, nodes, bad);
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &reps[r];
+
+		if (!p->xgmi_read)
+			continue;
+		if (strncmp(p->xgmi_hive, "no ROCm SMI", 11) == 0) {
+			detail(c, rsmi ? PF_WARN : PF_SKIP, "%s: %s", p->host, p->xgmi_hive);
+			continue;
+		}
+		if (!p->nxgmi) {
+			detail(c, PF_WARN, "%s: %s", p->host, p->xgmi_why);
+			continue;
+		}
+		if (strncmp(p->xgmi_hive, "several: ", 9) == 0)
+			detail(c, PF_WARN, "%s: %s; between hives RCCL goes over PCIe", p->host,
+			       p->xgmi_hive + 9);
+		if (!p->xgmi_ok)
+			detail(c, PF_WARN, "%s: xGMI errors: %s", p->host, p->xgmi_why);
+		if (strncmp(p->xgmi_hive, "several", 7) == 0 || !p->xgmi_ok)
+			continue;
+		if (strcmp(p->xgmi_hive, "none") == 0)
+			detail(c, PF_PASS, "%s: no xGMI hive (the GPUs reach each other over PCIe)",
+			       p->host);
+		else
+			detail(c, PF_PASS, "%s: xGMI hive %s", p->host, p->xgmi_hive);
+	}
+}
+
 void pf_verdict_compute(const struct pf_run *run, struct pf_verdict *v)
 {
 	size_t i;
@@ -500,6 +566,7 @@ void pf_verdict_compute(const struct pf_run *run, struct pf_verdict *v)
 	check_ring(run, v);
 	check_gpu(run, v);
 	check_fabric(run, v);
+	check_xgmi(run, v);
 	for (i = 0; i < v->nchecks; i++)
 		if (v->check[i].status == PF_FAIL)
 			v->failed++;

@@ -42,6 +42,10 @@ static void usage(FILE *f)
 	        "  --fabric           print this node's NVLink fabric as NVML reports it (one\n"
 	        "                     line per GPU) and exit; no rendezvous (NVML from\n"
 	        "                     $RDZV_NVML_LIBRARY, else libnvidia-ml.so.1)\n"
+	        "  --xgmi             print this node's AMD GPUs as ROCm SMI reports them (GPU,\n"
+	        "                     bus id, xGMI hive, xGMI health) and exit; no rendezvous\n"
+	        "                     (ROCm SMI from $RDZV_RSMI_LIBRARY, else\n"
+	        "                     librocm_smi64.so.1)\n"
 	        "  -h, --help         this text\n"
 	        "  --version\n"
 	        "Exit status: 0 every check passed, 1 a check failed, 2 usage or environment.\n");
@@ -61,6 +65,7 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 		{ "iters", required_argument, NULL, 'n' },
 		{ "outlier", required_argument, NULL, 'o' },
 		{ "fabric", no_argument, NULL, 'F' },
+		{ "xgmi", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -118,6 +123,8 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 		}
 		case 'F':
 			exit(pf_fabric_print(stdout));
+		case 'X':
+			exit(pf_xgmi_print(stdout, NULL));
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -305,8 +312,10 @@ int main(int argc, char **argv)
 	else
 		pf_gpu_probe(&env, &mine);
 	/* Once per node: the fabric is the node's, not the rank's. */
-	if (!opts.cpu_only && env.local_rank == 0)
+	if (!opts.cpu_only && env.local_rank == 0) {
 		pf_fabric_collect(&mine);
+		pf_xgmi_collect(&mine, NULL);
+	}
 	lfd = rdzv_boot_listen(0, &link_port, err, sizeof(err));
 	if (lfd < 0) {
 		fprintf(stderr, PF_TAG ": rank %u on %s: ring listener: %s\n", env.rank, mine.host, err);

@@ -8,7 +8,8 @@
  *              (stubs without HAVE_CUDA_NCCL)
  *   summary.c  rank 0's one-screen summary and --json
  *   fabric.c   each node's NVLink fabric through NVML (local rank 0 reads it;
- *              lib/gpu/fabric.c), and --fabric
+ *              lib/gpu/fabric.c), and --fabric; on nodes with AMD GPUs their
+ *              xGMI hives through ROCm SMI (lib/gpu/rsmi.c), and --xgmi
  *
  * Ranks exchange three blobs through the bootstrap (helpers/preflight/bootstrap.h):
  * phase 1 each rank's report, phase 2 rank 0's plan (ring addresses, GPU
@@ -32,6 +33,7 @@
 #define PF_VALUE 256
 #define PF_MAX_PROBLEMS 8
 #define PF_MAX_FABRIC 8    /* GPU lines per node (NVL72 trays have 4, HGX 8) */
+#define PF_MAX_XGMI 8      /* AMD GPU lines per node (an MI250X node has 8 GCDs) */
 #define PF_MAX_SIZES 40
 #define PF_NCCL_ID_HEX 257 /* NCCL_UNIQUE_ID_BYTES (128) as hex, with NUL */
 
@@ -93,6 +95,12 @@ struct pf_report {
 	char fabric_why[PF_TEXT];    /* why not ready */
 	size_t nfabric;
 	char fabric[PF_MAX_FABRIC][PF_TEXT]; /* one line per GPU */
+	int xgmi_read;               /* local rank 0 read ROCm SMI on a node with AMD GPUs */
+	int xgmi_ok;                 /* every GPU listed, none with xGMI errors */
+	char xgmi_hive[PF_TEXT];     /* "0x<hive>", "none", "several: ...", "no ROCm SMI: ..." */
+	char xgmi_why[PF_TEXT];      /* why not ok */
+	size_t nxgmi;
+	char xgmi[PF_MAX_XGMI][PF_TEXT]; /* one line per AMD GPU */
 };
 
 /* Rank 0's decisions (phase 2). */
@@ -131,7 +139,7 @@ struct pf_result {
 /* The verdict: one line per check. */
 enum pf_status { PF_PASS, PF_WARN, PF_SKIP, PF_FAIL };
 
-#define PF_MAX_CHECKS 9
+#define PF_MAX_CHECKS 10
 #define PF_MAX_DETAILS 24
 
 struct pf_check {
@@ -204,6 +212,14 @@ const char *pf_gpu_build(void); /* "CUDA x.y, NCCL a.b.c" or "without CUDA/NCCL"
  * else libnvidia-ml.so.1); --fabric prints it alone (exit 0 read, 1 not). */
 void pf_fabric_collect(struct pf_report *r);
 int pf_fabric_print(FILE *f);
+
+/* fabric.c: the node's AMD GPUs and their xGMI hives into r (ROCm SMI from
+ * $RDZV_RSMI_LIBRARY, else librocm_smi64.so.1). On a node whose PCI bus
+ * under sysfs (NULL: /sys) shows no AMD GPU, ROCm SMI is not loaded and
+ * nothing is recorded, so NVIDIA nodes report as before. --xgmi prints it
+ * alone, reading ROCm SMI whatever the bus shows (exit 0 read, 1 not). */
+void pf_xgmi_collect(struct pf_report *r, const char *sysfs);
+int pf_xgmi_print(FILE *f, const char *sysfs);
 
 /* summary.c */
 void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict *v);

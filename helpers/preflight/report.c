@@ -492,6 +492,13 @@ int pf_report_encode(const struct pf_report *r, char **out, size_t *len)
 		for (i = 0; i < r->nfabric; i++)
 			put(&b, "fabric", "%s", r->fabric[i]);
 	}
+	if (r->xgmi_read) {
+		put(&b, "xgmi_ok", "%d", r->xgmi_ok);
+		put(&b, "xgmi_hive", "%s", r->xgmi_hive);
+		put(&b, "xgmi_why", "%s", r->xgmi_why);
+		for (i = 0; i < r->nxgmi; i++)
+			put(&b, "xgmi", "%s", r->xgmi[i]);
+	}
 	return finish(&b, out, len);
 }
 
@@ -565,6 +572,20 @@ static int report_kv(void *ctx, const char *k, char *v)
 		r->fabric_read = 1;
 		if (r->nfabric < PF_MAX_FABRIC)
 			COPY(r->fabric[r->nfabric++], v);
+		return 0;
+	}
+	if (!strcmp(k, "xgmi_ok")) {
+		r->xgmi_read = 1;
+		return get_int(v, &r->xgmi_ok);
+	}
+	if (!strcmp(k, "xgmi_hive"))
+		return r->xgmi_read = 1, COPY(r->xgmi_hive, v), 0;
+	if (!strcmp(k, "xgmi_why"))
+		return COPY(r->xgmi_why, v), 0;
+	if (!strcmp(k, "xgmi")) {
+		r->xgmi_read = 1;
+		if (r->nxgmi < PF_MAX_XGMI)
+			COPY(r->xgmi[r->nxgmi++], v);
 		return 0;
 	}
 	return 0; /* a key from a newer rank: ignored */

@@ -93,6 +93,30 @@ static void fabric_table(FILE *f, const struct pf_run *run)
 	}
 }
 
+/* One line per AMD GPU of each node whose local rank 0 read ROCm SMI
+ * (only nodes with AMD GPUs do): GPU, bus id, xGMI hive, xGMI health. */
+static void xgmi_table(FILE *f, const struct pf_run *run)
+{
+	uint32_t r;
+	size_t i;
+	int head = 0;
+
+	for (r = 0; r < run->world; r++) {
+		const struct pf_report *p = &run->reports[r];
+
+		if (!p->xgmi_read)
+			continue;
+		if (!head++)
+			fprintf(f, "\n  AMD GPUs, xGMI (ROCm SMI):\n");
+		if (strncmp(p->xgmi_hive, "no ROCm SMI", 11) == 0)
+			fprintf(f, "  %-16s %s\n", p->host, p->xgmi_hive);
+		else if (!p->nxgmi)
+			fprintf(f, "  %-16s %s\n", p->host, p->xgmi_why);
+		for (i = 0; i < p->nxgmi; i++)
+			fprintf(f, "  %-16s %s\n", p->host, p->xgmi[i]);
+	}
+}
+
 static void sweep_table(FILE *f, const struct pf_run *run)
 {
 	const struct pf_result *z = &run->results[0];
@@ -152,6 +176,7 @@ void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict
 	if (run->reports) {
 		node_table(f, run);
 		fabric_table(f, run);
+		xgmi_table(f, run);
 		if (run->results)
 			sweep_table(f, run);
 		if (run->opts->verbose)
@@ -236,6 +261,18 @@ static void json_rank(FILE *f, const struct pf_run *run, uint32_t r)
 		for (i = 0; i < p->nfabric; i++) {
 			fputs(i ? "," : "", f);
 			jstr(f, p->fabric[i]);
+		}
+		fputs("]}", f);
+	}
+	if (p->xgmi_read) {
+		fputs(",\"xgmi\":{\"hive\":", f);
+		jstr(f, p->xgmi_hive);
+		fprintf(f, ",\"ok\":%s,\"why\":", p->xgmi_ok ? "true" : "false");
+		jstr(f, p->xgmi_why);
+		fputs(",\"gpus\":[", f);
+		for (i = 0; i < p->nxgmi; i++) {
+			fputs(i ? "," : "", f);
+			jstr(f, p->xgmi[i]);
 		}
 		fputs("]}", f);
 	}
