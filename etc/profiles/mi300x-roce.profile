@@ -9,14 +9,17 @@
 # - NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME): the interface that reaches
 #   rank 0, for RCCL's bootstrap (Primus derives the same from the node's
 #   IP address by hand).
-# - NCCL_IB_HCA: Primus lists /sys/class/infiniband; the plugin's NIC
-#   binding gives each task the HCA nearest its GPU (doc/binding.md). To
-#   fence off storage or management NICs, enforce the fabric's list here
-#   as h100-ndr.profile does.
+# - NCCL_IB_HCA: Primus lists /sys/class/infiniband; the plugin's binding
+#   sets it (as a default) to the NICs nearest the step's GPUs
+#   (doc/binding.md). To fence off storage or management NICs, enforce the
+#   fabric's list here as h100-ndr.profile does.
 description MI300X + RoCE/InfiniBand: RCCL over verbs (GID index 3)
 
 # The GID of the NIC's RoCE v2 IPv4 address, usually index 3 (Primus; the
-# node's show_gids lists them). A default: a user may pick another one.
+# node's show_gids lists them). NCCL picks a RoCE v2 GID itself since 2.21
+# (check whether your RCCL does): keep this line only where every node's
+# GID table agrees (doc/profiles.md, the seed's notes). InfiniBand ignores
+# it.
 default NCCL_IB_GID_INDEX=3
 
 # Rail-optimised fabrics: each GPU's traffic stays on its own rail (Primus).
