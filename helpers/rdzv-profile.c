@@ -107,6 +107,18 @@ static const char *policy_word(enum rdzv_policy p)
 	return p == RDZV_SET_ENFORCE ? "enforce" : p == RDZV_SET_UNSET ? "unset" : "default";
 }
 
+/* Variables, not entries: a plain line and a multinode line for one
+ * variable are two entries. */
+static size_t distinct_vars(const struct rdzv_profile *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (rdzv_profile_find(p, p->v[i].name) == &p->v[i])
+			n++;
+	return n;
+}
+
 static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 {
 	struct rdzv_profile_source src = { rdzv_profile_dir_read, d };
@@ -132,7 +144,9 @@ static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 			printf("%s: error: %s\n", names[i], err);
 			errors++;
 		} else if (!a->quiet) {
-			printf("%s: ok, %zu variable%s%s%s\n", names[i], p->n, p->n == 1 ? "" : "s",
+			size_t nvars = distinct_vars(p);
+
+			printf("%s: ok, %zu variable%s%s%s\n", names[i], nvars, nvars == 1 ? "" : "s",
 			       p->description ? ": " : " (no description)",
 			       p->description ? p->description : "");
 			if (p->require_mnnvl)
