@@ -4,6 +4,8 @@
  *   rdzv-profile [OPTIONS] list         what --nccl-profile=list shows users
  *   rdzv-profile [OPTIONS] show [NAME|none]
  *                                       the environment a step would get
+ *                                       (on --nodes N nodes: "multinode"
+ *                                       lines count when N > 1)
  *
  * Uses the plugin's own code (lib/profile/.c), so what passes here is what
  * jobs will accept. Exit status: 0 fine, 1 a profile (or the setup) has an
@@ -29,6 +31,8 @@ struct args {
 	const char *partition;
 	uid_t owner;
 	int quiet;
+	unsigned nodes;      /* show: the step's node count (default 1) */
+	int nodes_given;
 };
 
 static void usage(FILE *f)
@@ -44,6 +48,8 @@ static void usage(FILE *f)
 	        "  -s, --site-default NAME   site default profile (profile=)\n"
 	        "  -m, --partition-map MAP   per-partition defaults PART:NAME[,...] (partition_profile=)\n"
 	        "  -p, --partition PART      the step's partition (show, list)\n"
+	        "  -N, --nodes N             show: a step on N nodes (default 1; \"multinode\"\n"
+	        "                            lines count when N > 1)\n"
 	        "  -u, --owner UID           also trust files owned by UID (to check a staging copy\n"
 	        "                            before installing it as root)\n"
 	        "  -q, --quiet               check: print errors only\n"
@@ -96,6 +102,23 @@ static void warn_unreadable(const struct rdzv_profile_dir *d, const char *name)
 		       "it (use mode 0644)\n", path);
 }
 
+static const char *policy_word(enum rdzv_policy p)
+{
+	return p == RDZV_SET_ENFORCE ? "enforce" : p == RDZV_SET_UNSET ? "unset" : "default";
+}
+
+/* Variables, not entries: a plain line and a multinode line for one
+ * variable are two entries. */
+static size_t distinct_vars(const struct rdzv_profile *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (rdzv_profile_find(p, p->v[i].name) == &p->v[i])
+			n++;
+	return n;
+}
+
 static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 {
 	struct rdzv_profile_source src = { rdzv_profile_dir_read, d };
@@ -121,12 +144,19 @@ static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 			printf("%s: error: %s\n", names[i], err);
 			errors++;
 		} else if (!a->quiet) {
-			printf("%s: ok, %zu variable%s%s%s\n", names[i], p->n, p->n == 1 ? "" : "s",
+			size_t nvars = distinct_vars(p);
+
+			printf("%s: ok, %zu variable%s%s%s\n", names[i], nvars, nvars == 1 ? "" : "s",
 			       p->description ? ": " : " (no description)",
 			       p->description ? p->description : "");
 			if (p->require_mnnvl)
 				printf("  require mnnvl (%s): every node is checked for multi-node "
 				       "NVLink before the step's tasks start\n", p->require_mnnvl_where);
+			for (k = 0; k < p->n; k++)
+				if (p->v[k].scope == RDZV_SCOPE_MULTI)
+					printf("  multinode (%s): %s %s%s%s in steps on several nodes only\n",
+					       p->v[k].where, policy_word(p->v[k].policy), p->v[k].name,
+					       p->v[k].value ? "=" : "", p->v[k].value ? p->v[k].value : "");
 		}
 		if (!a->quiet) {
 			for (k = 0; k < notes.n; k++)
@@ -178,9 +208,14 @@ static int cmd_check(const struct args *a, const struct rdzv_profile_dir *d)
 	return errors ? 1 : 0;
 }
 
-static const char *policy_word(enum rdzv_policy p)
+static int has_scope(const struct rdzv_profile *p, enum rdzv_scope scope)
 {
-	return p == RDZV_SET_ENFORCE ? "enforce" : p == RDZV_SET_UNSET ? "unset" : "default";
+	size_t i;
+
+	for (i = 0; p && i < p->n; i++)
+		if (p->v[i].scope == scope)
+			return 1;
+	return 0;
 }
 
 static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, const char *user)
@@ -195,8 +230,12 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 	int rv = 1;
 
 	if (rdzv_profile_pick(user, a->partition, a->conf.profile, a->conf.partition_profiles,
-	                      &pick, err, sizeof(err)) < 0
-	    || !(set = rdzv_envset_create())
+	                      &pick, err, sizeof(err)) < 0) {
+		printf("error: %s\n", err);
+		return 1;
+	}
+	pick.nnodes = a->nodes;
+	if (!(set = rdzv_envset_create())
 	    || rdzv_profile_resolve_needs(&pick, &src, set, &needs, NULL, err, sizeof(err)) < 0
 	    || (pick.chosen[0]
 	        && rdzv_profile_load(&src, pick.chosen, &chosen, NULL, err, sizeof(err)) < 0)
@@ -210,7 +249,7 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 	if (pick.deflt[0] && strcmp(pick.deflt, pick.chosen) != 0)
 		printf("; enforce/unset of %s (%s) apply too", pick.deflt,
 		       rdzv_pick_why_name(pick.deflt_why));
-	printf("\n");
+	printf("; a step on %u node%s\n", pick.nnodes, pick.nnodes == 1 ? "" : "s");
 	for (i = 0; i < set->n; i++) {
 		const struct rdzv_env_entry *e = &set->v[i];
 		const struct rdzv_profile_entry *pe = NULL;
@@ -218,9 +257,9 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 
 		/* where: the default's line when the default's policy won */
 		if (deflt && e->policy != RDZV_SET_DEFAULT && strstr(e->origin, "(default)"))
-			pe = rdzv_profile_find(deflt, e->name);
+			pe = rdzv_profile_find_for(deflt, e->name, pick.nnodes);
 		if (!pe && chosen)
-			pe = rdzv_profile_find(chosen, e->name);
+			pe = rdzv_profile_find_for(chosen, e->name, pick.nnodes);
 		if (e->value)
 			snprintf(line, sizeof(line), "%s=%s", e->name, e->value);
 		else
@@ -232,6 +271,11 @@ static int cmd_show(const struct args *a, const struct rdzv_profile_dir *d, cons
 		printf("# (no variables)\n");
 	if (needs.mnnvl)
 		printf("%-8s %-40s # %s\n", "require", "mnnvl", needs.mnnvl_where);
+	/* Say what a one-node view leaves out, unless asked for it. */
+	if (!a->nodes_given && (has_scope(chosen, RDZV_SCOPE_MULTI)
+	                        || has_scope(deflt, RDZV_SCOPE_MULTI)))
+		printf("# multinode entries apply to steps on several nodes: see them with "
+		       "--nodes 2\n");
 	rv = 0;
 fail:
 	rdzv_envset_destroy(set);
@@ -248,6 +292,7 @@ int main(int argc, char **argv)
 		{ "site-default", required_argument, NULL, 's' },
 		{ "partition-map", required_argument, NULL, 'm' },
 		{ "partition", required_argument, NULL, 'p' },
+		{ "nodes", required_argument, NULL, 'N' },
 		{ "owner", required_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -261,8 +306,9 @@ int main(int argc, char **argv)
 	int c;
 
 	memset(&a, 0, sizeof(a));
+	a.nodes = 1;
 	rdzv_conf_defaults(&a.conf);
-	while ((c = getopt_long(argc, argv, "c:d:s:m:p:u:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:s:m:p:N:u:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			plugstack = optarg;
@@ -278,6 +324,15 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			a.partition = optarg;
+			break;
+		case 'N':
+			if (rdzv_parse_u64(optarg, 1, 1000000, &uid) < 0) {
+				fprintf(stderr, "rdzv-profile: --nodes=%s: expected a node count "
+				        "(1 or more)\n", optarg);
+				return 2;
+			}
+			a.nodes = (unsigned)uid;
+			a.nodes_given = 1;
 			break;
 		case 'u':
 			if (rdzv_parse_u64(optarg, 0, 0xfffffffeu, &uid) < 0) {

@@ -4,7 +4,8 @@
  *   srun/sbatch (init_post_opt): "list" prints and exits 0; a name must be
  *     an existing profile that loads cleanly, else srun stops here
  *   slurmstepd user_init (as the user, once per node): pick and resolve
- *     into one envset that every task of the node copies
+ *     into one envset that every task of the node copies ("multinode"
+ *     lines by the step's node count)
  *   task_init: copy the entries into the task's set; node 0's first task
  *     says which profile applied, once per step
  *   "require mnnvl" (issue 26): user_init checks the node once per step
@@ -227,6 +228,10 @@ int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen)
 	if (rdzv_profile_pick(prof.opt, prof.partition, rdzv.conf.profile,
 	                      rdzv.conf.partition_profiles, &prof.pick, err, errlen) < 0)
 		goto fail;
+	/* "multinode" lines count in steps on several nodes (the whole step's
+	 * count for a heterogeneous one, remote.c het_facts); every node
+	 * resolves with the same count, so every task agrees. */
+	prof.pick.nnodes = rdzv.step.nnodes;
 	if (!(prof.resolved = rdzv_envset_create())) {
 		rdzv_err(err, errlen, "out of memory");
 		goto fail;

@@ -4,8 +4,8 @@
 # enforced entry, unset removes, list and none work, --nccl-profile=none and
 # other profiles cannot escape the default's enforced entries, bad names,
 # traversal and symlinks out of the directory are refused before launch,
-# a malformed profile is named by file:line, and the step says once which
-# profile applied.
+# a malformed profile is named by file:line, the step says once which
+# profile applied, and multinode lines apply by the step's node count.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
@@ -46,6 +46,13 @@ enforce NCCL_ENV_PLUGIN=$top_builddir/nccl/.libs/libnccl-env-rdzv.so
 enforce NCCL_SOCKET_IFNAME==lo
 EOF
 printf 'description Without the env plugin\nenforce NCCL_SOCKET_IFNAME==lo\n' > "$pdir/noplug.profile"
+# lines for steps on several nodes only
+cat > "$pdir/multi.profile" <<'EOF'
+description Multi-node settings
+default NCCL_NET=Socket
+multinode default NCCL_NET=OFI
+multinode enforce NCCL_CROSS_NIC=1
+EOF
 printf 'enforce NCCL_IB_HCA=evil\n' > "$outside/evil.profile"
 chmod 644 "$pdir"/*.profile "$outside"/*.profile
 ln -s base.profile "$pdir/alias.profile"
@@ -83,6 +90,13 @@ like "$out" "NCCL_IB_HCA.*=mlx5_0:1 \(profile base, enforced over (the )?user's 
 run_to 30 srun -N2 -n2 --export=ALL,NCCL_P2P_DISABLE=1 printenv NCCL_P2P_DISABLE
 ok "$(not0 "$rc")" "unset removes the user's NCCL_P2P_DISABLE from every task (printenv fails: $rc)"
 is "$(printf '%s\n' "$out" | grep -c '^1$')" 0 "... and no task printed a value"
+
+# --- multinode lines: by the step's node count, the same on every node ---
+run_to 30 srun -N1 -n2 --nccl-profile=multi printenv NCCL_NET
+is "$(uniq_of "$out")" "Socket " "a one-node step gets the plain line, not the multinode one"
+run_to 30 srun -N2 -n4 --nccl-profile=multi printenv NCCL_NET NCCL_CROSS_NIC
+is "$(uniq_of "$out")" "1 OFI " "every task of a two-node step gets the multinode lines"
+is "$(printf '%s\n' "$out" | grep -c '^OFI$')" 4 "... all 4 tasks"
 
 # --- the user's choice, none, list ---
 run_to 30 srun -N2 -n2 --nccl-profile=dbg --export=ALL,NCCL_P2P_DISABLE=1 printenv NCCL_DEBUG NCCL_IB_HCA
@@ -145,7 +159,7 @@ fi
 n0=$(njobs)
 run_to 30 srun -N1 --nccl-profile=nosuch touch "$marker"
 ok "$(not0 "$rc")" "an unknown profile stops srun"
-like "$out" "no such profile \(available: alias, base, broken, dbg, envplug, escape, gpu, noplug; or none, list\)" "the error lists the valid profiles"
+like "$out" "no such profile \(available: alias, base, broken, dbg, envplug, escape, gpu, multi, noplug; or none, list\)" "the error lists the valid profiles"
 run_to 30 srun -N1 --nccl-profile=../etc/passwd touch "$marker"
 like "$out" "contains '/'" "a traversal name is refused"
 run_to 30 srun -N1 --nccl-profile=.hidden touch "$marker"

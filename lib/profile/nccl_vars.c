@@ -284,7 +284,11 @@ unsigned rdzv_edit_distance(const char *a, const char *b, unsigned cap)
 	return p[lb] > cap ? cap + 1 : p[lb];
 }
 
-const char *rdzv_nccl_var_nearest(const char *name)
+/* The known name of table nearest to name. A plausible typo: at most a
+ * third of the name after the family's prefix (plen bytes), and never more
+ * than 3 edits (NCCL_IB_HCAS -> NCCL_IB_HCA is 1). */
+static const char *nearest_in(const struct rdzv_nccl_var *table, size_t n, size_t plen,
+                              const char *name)
 {
 	const char *best = NULL;
 	unsigned bestd, cap;
@@ -293,23 +297,104 @@ const char *rdzv_nccl_var_nearest(const char *name)
 	if (!name)
 		return NULL;
 	len = strlen(name);
-	/* A plausible typo: at most a third of the name after "NCCL_", and
-	 * never more than 3 edits (NCCL_IB_HCAS -> NCCL_IB_HCA is 1). */
-	cap = len > 5 ? (unsigned)((len - 5) / 3) : 0;
+	cap = len > plen ? (unsigned)((len - plen) / 3) : 0;
 	if (cap < 1)
 		cap = 1;
 	if (cap > 3)
 		cap = 3;
 	bestd = cap + 1;
-	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		unsigned d = rdzv_edit_distance(name, vars[i].name, cap);
+	for (i = 0; i < n; i++) {
+		unsigned d = rdzv_edit_distance(name, table[i].name, cap);
 
 		if (d < bestd) {
 			bestd = d;
-			best = vars[i].name;
+			best = table[i].name;
 		}
 	}
 	return best;
+}
+
+const char *rdzv_nccl_var_nearest(const char *name)
+{
+	return nearest_in(vars, sizeof(vars) / sizeof(vars[0]), 5, name);
+}
+
+/* ---- families ---- */
+
+static struct rdzv_var_family families[5];
+static size_t nfamilies;
+
+static void families_init(void)
+{
+	const struct rdzv_nccl_var *t;
+	size_t n;
+
+	if (nfamilies)
+		return;
+	/* Longest prefix first: FI_CXI_ is looked up before FI_. */
+	families[0] = (struct rdzv_var_family){ "NCCL_", "NCCL", 1, vars,
+	                                        sizeof(vars) / sizeof(vars[0]) };
+	t = rdzv_rccl_vars(&n);
+	families[1] = (struct rdzv_var_family){ "RCCL_", "RCCL", 1, t, n };
+	t = rdzv_hsa_vars(&n);
+	families[2] = (struct rdzv_var_family){ "HSA_", "ROCm runtime", 1, t, n };
+	t = rdzv_fi_cxi_vars(&n);
+	families[3] = (struct rdzv_var_family){ "FI_CXI_", "libfabric cxi provider", 1, t, n };
+	t = rdzv_fi_vars(&n);
+	families[4] = (struct rdzv_var_family){ "FI_", "libfabric", 0, t, n };
+	nfamilies = 5;
+}
+
+const struct rdzv_var_family *rdzv_var_families(size_t *n)
+{
+	families_init();
+	*n = nfamilies;
+	return families;
+}
+
+const struct rdzv_var_family *rdzv_var_family_of(const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return NULL;
+	families_init();
+	for (i = 0; i < nfamilies; i++)
+		if (strncmp(name, families[i].prefix, strlen(families[i].prefix)) == 0)
+			return &families[i];
+	return NULL;
+}
+
+const struct rdzv_var_family *rdzv_var_family_miscased(const char *name)
+{
+	size_t i;
+
+	if (!name || rdzv_var_family_of(name))
+		return NULL;
+	for (i = 0; i < nfamilies; i++)
+		if (strncasecmp(name, families[i].prefix, strlen(families[i].prefix)) == 0)
+			return &families[i];
+	return NULL;
+}
+
+const struct rdzv_nccl_var *rdzv_var_find(const char *name)
+{
+	const struct rdzv_var_family *f = rdzv_var_family_of(name);
+
+	if (!f)
+		return NULL;
+	return bsearch(name, f->vars, f->n, sizeof(f->vars[0]), cmp_name);
+}
+
+const char *rdzv_var_nearest(const char *name)
+{
+	const struct rdzv_var_family *f = rdzv_var_family_of(name);
+
+	if (!f)
+		f = rdzv_var_family_miscased(name);
+	if (!f)
+		return NULL;
+	return nearest_in(f->vars, f->n, strlen(f->prefix), name);
 }
 
 /* NCCL reads integer parameters with strtoll(base 0): decimal, 0x hex and
@@ -363,6 +448,24 @@ static int check_enum(const struct rdzv_nccl_var *v, const char *value, char *er
 		return rdzv_err(err, errlen, "'%.64s' is not one of %s (or %lld-%lld)", value,
 		                v->choices, v->min, v->max);
 	return rdzv_err(err, errlen, "'%.64s' is not one of %s", value, v->choices);
+}
+
+/* Libraries that compare with strcmp (libfabric) take a word exactly. */
+static int check_word(const struct rdzv_nccl_var *v, const char *value, char *err, size_t errlen)
+{
+	const char *p = v->choices;
+	size_t vl = strlen(value);
+
+	while (p && *p) {
+		const char *bar = strchr(p, '|');
+		size_t l = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (l == vl && strncmp(p, value, l) == 0)
+			return 0;
+		p = bar ? bar + 1 : NULL;
+	}
+	return rdzv_err(err, errlen, "'%.64s' is not one of %s (exactly, in this case)", value,
+	                v->choices);
 }
 
 static int name_char(char c)
@@ -428,8 +531,21 @@ int rdzv_nccl_value_check(const struct rdzv_nccl_var *v, const char *value, char
 	case RDZV_NV_BOOL:
 		if (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)
 			return 0;
-		return rdzv_err(err, errlen, "'%.64s' is not 0 or 1 (NCCL reads a number, not "
+		return rdzv_err(err, errlen, "'%.64s' is not 0 or 1 (read as a number, not "
 		                "yes/no)", value);
+	case RDZV_NV_FI_BOOL: {
+		static const char *const words[] = { "0", "1", "yes", "no", "true", "false", "on",
+		                                     "off", NULL };
+		int i;
+
+		for (i = 0; words[i]; i++)
+			if (strcasecmp(value, words[i]) == 0)
+				return 0;
+		return rdzv_err(err, errlen, "'%.64s' is not a boolean (0/1, yes/no, true/false, "
+		                "on/off)", value);
+	}
+	case RDZV_NV_WORD:
+		return check_word(v, value, err, errlen);
 	case RDZV_NV_ENUM:
 		return check_enum(v, value, err, errlen);
 	case RDZV_NV_HCA_LIST:

@@ -21,10 +21,16 @@ enum rdzv_nv_type {
 	                   * [min, max] when min <= max (legacy numeric levels) */
 	RDZV_NV_HCA_LIST, /* [^][=]dev[:port][,dev[:port]...] (NCCL_IB_HCA) */
 	RDZV_NV_IF_LIST,  /* [^][=]prefix[,prefix...] (NCCL_SOCKET_IFNAME) */
+	RDZV_NV_FI_BOOL,  /* libfabric's booleans: 0/1, or yes/no, true/false,
+	                   * on/off in any case (fi_param_get_bool) */
+	RDZV_NV_WORD,     /* exactly one of choices, case-sensitive (what
+	                   * strcmp-reading libraries take: libfabric's strings) */
 };
 
 #define RDZV_NV_DEBUG 0x1u      /* in NCCL's "Debugging" section */
 #define RDZV_NV_DEPRECATED 0x2u /* removed or renamed by NCCL */
+#define RDZV_NV_ALT_READ 0x4u   /* FI_CXI_RDZV_PROTO: alt_read needs an allocation option */
+#define RDZV_NV_MR_MONITOR 0x8u /* FI_MR_CACHE_MONITOR: memhooks hangs RCCL's OFI plugin */
 
 struct rdzv_nccl_var {
 	const char *name;
@@ -55,6 +61,50 @@ int rdzv_nccl_value_check(const struct rdzv_nccl_var *v, const char *value, char
  * names instead of prefixes), then comma-separated device names each with an
  * optional ":port" (1-255). Returns 0 or -1 with the bad item named. */
 int rdzv_hca_list_check(const char *value, char *err, size_t errlen);
+
+/* ---- the other families of variables the lint knows ----
+ *
+ * An RCCL job over Slingshot reads more than NCCL_*: RCCL's own RCCL_*,
+ * the ROCm runtime's HSA_* and libfabric's FI_* (its cxi provider's
+ * FI_CXI_*). Each family has its own table (same entry type, sorted by
+ * name) so that a typo is matched against its own family only: RCCL_ALGO
+ * is not a misspelt NCCL_ALGO. Sources are named above each table
+ * (lib/profile/rccl_vars.c). */
+struct rdzv_var_family {
+	const char *prefix;  /* "NCCL_", "RCCL_", "HSA_", "FI_CXI_", "FI_" */
+	const char *reader;  /* who reads them, for messages */
+	int strict;          /* 1: an unknown name is refused unless declared
+	                      * "known"; 0 (libfabric's core FI_*, beside which
+	                      * every other provider has its FI_<PROV>_*): only a
+	                      * near miss of a known name is refused */
+	const struct rdzv_nccl_var *vars;
+	size_t n;
+};
+
+/* The family whose prefix name starts with (the longest: FI_CXI_ before
+ * FI_), or NULL: such names are not checked. */
+const struct rdzv_var_family *rdzv_var_family_of(const char *name);
+
+/* The family whose prefix name starts with when compared case-insensitively
+ * but not exactly ("nccl_ib_hca", "Fi_cxi_..."): a typo the library would
+ * silently ignore. NULL otherwise. */
+const struct rdzv_var_family *rdzv_var_family_miscased(const char *name);
+
+/* The entry for name in its family's table (exact), or NULL. */
+const struct rdzv_nccl_var *rdzv_var_find(const char *name);
+
+/* The known name of name's family nearest to name (as
+ * rdzv_nccl_var_nearest), or NULL. */
+const char *rdzv_var_nearest(const char *name);
+
+/* Every family, NCCL's first; *n gets the count. */
+const struct rdzv_var_family *rdzv_var_families(size_t *n);
+
+/* The tables of lib/profile/rccl_vars.c. */
+const struct rdzv_nccl_var *rdzv_rccl_vars(size_t *n);
+const struct rdzv_nccl_var *rdzv_hsa_vars(size_t *n);
+const struct rdzv_nccl_var *rdzv_fi_cxi_vars(size_t *n);
+const struct rdzv_nccl_var *rdzv_fi_vars(size_t *n);
 
 /* Osa edit distance between a and b, case-insensitive, capped at cap+1. */
 unsigned rdzv_edit_distance(const char *a, const char *b, unsigned cap);

@@ -114,7 +114,7 @@ void rdzv_profile_doc_destroy(struct rdzv_profile_doc *doc)
 }
 
 static int doc_add(struct rdzv_profile_doc *doc, enum rdzv_pline_kind kind, const char *name,
-                   size_t namelen, const char *value, unsigned line)
+                   size_t namelen, const char *value, unsigned line, int multinode)
 {
 	struct rdzv_pline *l;
 
@@ -131,6 +131,7 @@ static int doc_add(struct rdzv_profile_doc *doc, enum rdzv_pline_kind kind, cons
 	memset(l, 0, sizeof(*l));
 	l->kind = kind;
 	l->line = line;
+	l->multinode = multinode;
 	if (!(l->name = strndup(name, namelen)))
 		return -1;
 	if (value && !(l->value = strdup(value))) {
@@ -184,12 +185,31 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 	char *rest = s, *eq;
 	size_t kwlen = 0, n;
 	enum rdzv_pline_kind kind;
+	int multinode = 0;
 
 	while (rest[kwlen] && !is_blank(rest[kwlen]))
 		kwlen++;
 	rest += kwlen;
 	while (is_blank(*rest))
 		rest++;
+	/* "multinode DIRECTIVE ...": the directive that follows counts only
+	 * in steps on several nodes (what OLCF does by hand for NCCL_NET:
+	 * the network plugin does not initialise on a single node). */
+	if (kwlen == 9 && strncmp(s, "multinode", 9) == 0) {
+		multinode = 1;
+		s = rest;
+		kwlen = 0;
+		while (rest[kwlen] && !is_blank(rest[kwlen]))
+			kwlen++;
+		rest += kwlen;
+		while (is_blank(*rest))
+			rest++;
+		if (!((kwlen == 7 && (strncmp(s, "default", 7) == 0 || strncmp(s, "enforce", 7) == 0))
+		      || (kwlen == 5 && strncmp(s, "unset", 5) == 0)))
+			return rdzv_err(err, errlen, "%s:%u: 'multinode' qualifies default, enforce or "
+			                "unset (found '%.*s')", fname, line,
+			                kwlen ? (int)(kwlen > 32 ? 32 : kwlen) : 7, kwlen ? s : "nothing");
+	}
 	if (kwlen == 11 && strncmp(s, "description", 11) == 0) {
 		if (*desc_line)
 			return rdzv_err(err, errlen, "%s:%u: second description (the first is on line %u)",
@@ -209,7 +229,7 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 			                fname, line, (int)kwlen, s);
 		if (rdzv_profile_name_check(rest, why, sizeof(why)) < 0)
 			return rdzv_err(err, errlen, "%s:%u: %s", fname, line, why);
-		return doc_add(doc, RDZV_PL_INCLUDE, rest, n, NULL, line) < 0
+		return doc_add(doc, RDZV_PL_INCLUDE, rest, n, NULL, line, 0) < 0
 		       ? rdzv_err(err, errlen, "out of memory") : 0;
 	}
 	if (kwlen == 5 && (strncmp(s, "unset", 5) == 0 || strncmp(s, "known", 5) == 0)) {
@@ -220,10 +240,10 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 		if (!rdzv_env_name_valid(rest))
 			return rdzv_err(err, errlen, "%s:%u: '%.64s' is not a valid variable name", fname,
 			                line, rest);
-		if (kind == RDZV_PL_KNOWN && strncmp(rest, "NCCL_", 5) != 0)
-			return rdzv_err(err, errlen, "%s:%u: 'known' is for NCCL_* names (others are "
-			                "not checked anyway)", fname, line);
-		return doc_add(doc, kind, rest, n, NULL, line) < 0
+		if (kind == RDZV_PL_KNOWN && !rdzv_var_family_of(rest))
+			return rdzv_err(err, errlen, "%s:%u: 'known' is for NCCL_*, RCCL_*, HSA_* and "
+			                "FI_* names (others are not checked anyway)", fname, line);
+		return doc_add(doc, kind, rest, n, NULL, line, multinode) < 0
 		       ? rdzv_err(err, errlen, "out of memory") : 0;
 	}
 	if (kwlen == 7 && strncmp(s, "require", 7) == 0) {
@@ -233,7 +253,7 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 		if (strcmp(rest, "mnnvl") != 0)
 			return rdzv_err(err, errlen, "%s:%u: unknown requirement '%.32s' (expected: "
 			                "mnnvl)", fname, line, rest);
-		return doc_add(doc, RDZV_PL_REQUIRE, rest, n, NULL, line) < 0
+		return doc_add(doc, RDZV_PL_REQUIRE, rest, n, NULL, line, 0) < 0
 		       ? rdzv_err(err, errlen, "out of memory") : 0;
 	}
 	if ((kwlen == 7 && strncmp(s, "default", 7) == 0)
@@ -247,7 +267,7 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 			return rdzv_err(err, errlen, "%s:%u: '%.64s' is not a valid variable name%s",
 			                fname, line, rest,
 			                is_blank(eq[-1]) ? " (no blanks around '=')" : "");
-		return doc_add(doc, kind, rest, (size_t)(eq - rest), eq + 1, line) < 0
+		return doc_add(doc, kind, rest, (size_t)(eq - rest), eq + 1, line, multinode) < 0
 		       ? rdzv_err(err, errlen, "out of memory") : 0;
 	}
 	if (memchr(s, '=', kwlen))
@@ -255,7 +275,8 @@ static int parse_line(struct rdzv_profile_doc *doc, char *s, unsigned line, unsi
 		                "'enforce %.*s'", fname, line, (int)(kwlen > 64 ? 64 : kwlen), s,
 		                (int)(kwlen > 64 ? 64 : kwlen), s);
 	return rdzv_err(err, errlen, "%s:%u: unknown directive '%.*s' (expected description, "
-	                "include, inherit, default, enforce, unset, known, require)", fname, line,
+	                "include, inherit, default, enforce, unset, known, require, multinode)",
+	                fname, line,
 	                (int)(kwlen > 32 ? 32 : kwlen), s);
 }
 
@@ -293,17 +314,30 @@ static int declared_known(const struct rdzv_profile_doc *doc, const char *name)
 	return 0;
 }
 
-/* NCCL names the variables in upper case; "nccl_ib_hca" is a typo NCCL
- * would silently ignore. */
-static int nccl_like(const char *name)
+/* Settings whose effect needs more than the environment, or that are
+ * known to break RCCL: said to the admin, not refused (the site may know
+ * better, e.g. set the CXI driver property system-wide). */
+static void value_notes(const struct rdzv_nccl_var *v, const struct rdzv_pline *l,
+                        const char *fname, struct rdzv_notes *notes)
 {
-	return strncasecmp(name, "NCCL_", 5) == 0 && strncmp(name, "NCCL_", 5) != 0;
+	if ((v->flags & RDZV_NV_ALT_READ)
+	    && (strcmp(l->value, "alt_read") == 0 || strcmp(l->value, "alt-read") == 0))
+		rdzv_notes_add(notes, "%s:%u: note: %s=%s also needs the allocation option "
+		               "--network=disable_rdzv_get (sbatch, salloc or srun): Slurm's "
+		               "switch/hpe_slingshot then disables rendezvous gets in the Slingshot "
+		               "NICs for the job, which alt_read requires (fi_cxi(7): rdzv_get_en=0)",
+		               fname, l->line, l->name, l->value);
+	if ((v->flags & RDZV_NV_MR_MONITOR) && strcmp(l->value, "memhooks") == 0)
+		rdzv_notes_add(notes, "%s:%u: warning: %s=memhooks can deadlock RCCL's and NCCL's "
+		               "libfabric (OFI) plugin (OLCF): use kdreg2 or userfaultfd", fname,
+		               l->line, l->name);
 }
 
 static int check_entry(const struct rdzv_profile_doc *doc, size_t idx, const char *fname,
                        struct rdzv_notes *notes, char *err, size_t errlen)
 {
 	const struct rdzv_pline *l = &doc->v[idx];
+	const struct rdzv_var_family *fam;
 	const struct rdzv_nccl_var *v;
 	char why[512];
 	size_t j;
@@ -318,46 +352,66 @@ static int check_entry(const struct rdzv_profile_doc *doc, size_t idx, const cha
 		return 0;
 	}
 	if (l->kind == RDZV_PL_KNOWN) {
-		if (rdzv_nccl_var_find(l->name))
+		if (rdzv_var_find(l->name))
 			rdzv_notes_add(notes, "%s:%u: warning: known %s: already in rdzv's table", fname,
 			               l->line, l->name);
 		return 0;
 	}
-	for (j = 0; j < idx; j++)
-		if (doc->v[j].kind != RDZV_PL_INCLUDE && doc->v[j].kind != RDZV_PL_KNOWN
-		    && doc->v[j].kind != RDZV_PL_REQUIRE && strcmp(doc->v[j].name, l->name) == 0)
-			return rdzv_err(err, errlen, "%s:%u: %s already has an entry on line %u",
-			                fname, l->line, l->name, doc->v[j].line);
+	for (j = 0; j < idx; j++) {
+		const struct rdzv_pline *o = &doc->v[j];
+
+		if (o->kind == RDZV_PL_INCLUDE || o->kind == RDZV_PL_KNOWN
+		    || o->kind == RDZV_PL_REQUIRE || strcmp(o->name, l->name) != 0)
+			continue;
+		/* One line for every step and a later multinode line that
+		 * replaces it in steps on several nodes is the one pair that
+		 * makes sense; the other way round the multinode line would
+		 * never count. */
+		if (!o->multinode && l->multinode)
+			continue;
+		if (o->multinode && !l->multinode)
+			return rdzv_err(err, errlen, "%s:%u: %s: this line replaces the multinode line %u "
+			                "in every step (put the multinode line after it)", fname,
+			                l->line, l->name, o->line);
+		return rdzv_err(err, errlen, "%s:%u: %s already has %s entry on line %u",
+		                fname, l->line, l->name, l->multinode ? "a multinode" : "an",
+		                o->line);
+	}
 	if (reserved_name(l->name))
 		return rdzv_err(err, errlen, "%s:%u: %s is set by Slurm or the rendezvous mode, "
 		                "not by a profile", fname, l->line, l->name);
-	if (nccl_like(l->name)) {
-		const char *near = rdzv_nccl_var_nearest(l->name);
+	/* The libraries name their variables in upper case; "nccl_ib_hca" is
+	 * a typo they would silently ignore. */
+	if ((fam = rdzv_var_family_miscased(l->name))) {
+		const char *near = rdzv_var_nearest(l->name);
 
-		return rdzv_err(err, errlen, "%s:%u: %s: NCCL reads upper-case names%s%s%s", fname,
-		                l->line, l->name, near ? " (did you mean " : "", near ? near : "",
-		                near ? "?)" : "");
+		return rdzv_err(err, errlen, "%s:%u: %s: %s reads upper-case names%s%s%s", fname,
+		                l->line, l->name, fam->reader, near ? " (did you mean " : "",
+		                near ? near : "", near ? "?)" : "");
 	}
-	if (strncmp(l->name, "NCCL_", 5) != 0)
+	if (!(fam = rdzv_var_family_of(l->name)))
 		return 0;
-	if (!(v = rdzv_nccl_var_find(l->name))) {
+	if (!(v = rdzv_var_find(l->name))) {
 		const char *near;
 
 		if (declared_known(doc, l->name))
 			return 0;
-		near = rdzv_nccl_var_nearest(l->name);
+		near = rdzv_var_nearest(l->name);
 		if (near)
-			return rdzv_err(err, errlen, "%s:%u: unknown NCCL variable %s (did you mean %s?)",
-			                fname, l->line, l->name, near);
-		return rdzv_err(err, errlen, "%s:%u: unknown NCCL variable %s (not among the NCCL "
+			return rdzv_err(err, errlen, "%s:%u: unknown %s variable %s (did you mean %s?)",
+			                fname, l->line, fam->reader, l->name, near);
+		if (!fam->strict)
+			return 0; /* another provider's FI_<PROV>_*: not in rdzv's tables */
+		return rdzv_err(err, errlen, "%s:%u: unknown %s variable %s (not among the %s "
 		                "variables rdzv knows; if it is newer, declare it: known %s)", fname,
-		                l->line, l->name, l->name);
+		                l->line, fam->reader, l->name, fam->reader, l->name);
 	}
 	if (l->kind == RDZV_PL_UNSET)
 		return 0; /* removing a debug or deprecated variable is the point */
 	if (rdzv_nccl_value_check(v, l->value, why, sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "%s:%u: %s=%.64s: %s", fname, l->line, l->name,
 		                l->value, why);
+	value_notes(v, l, fname, notes);
 	if (v->flags & RDZV_NV_DEPRECATED)
 		rdzv_notes_add(notes, "%s:%u: warning: %s is deprecated (%s)", fname, l->line,
 		               l->name, v->note ? v->note : "NCCL no longer documents it");

@@ -10,8 +10,13 @@
  *   default VAR=VALUE         (applied unless the user exported VAR)
  *   enforce VAR=VALUE         (always applied, replacing the user's value)
  *   unset VAR                 (removed from every task)
- *   known NCCL_VAR            (accept an NCCL_* name newer than rdzv's table,
- *                              in this file)
+ *   known VAR                 (accept a name newer than rdzv's tables, in
+ *                              this file: NCCL_*, RCCL_*, HSA_*, FI_*)
+ *   multinode default|enforce|unset ...
+ *                             (the line counts only in steps on more than
+ *                              one node; in a one-node step it is as if
+ *                              absent, so an earlier line or an include's
+ *                              entry for the variable holds there)
  *   require mnnvl             (every node of the step must be ready for
  *                              multi-node NVLink before its tasks start:
  *                              lib/gpu/mnnvl.h; an include's requirement
@@ -77,6 +82,7 @@ struct rdzv_pline {
 	char *name;   /* variable, or profile for INCLUDE */
 	char *value;  /* DEFAULT/ENFORCE only */
 	unsigned line;
+	int multinode; /* "multinode" qualifier (DEFAULT/ENFORCE/UNSET) */
 };
 
 struct rdzv_profile_doc {
@@ -90,8 +96,13 @@ struct rdzv_profile_doc {
  * RDZV_VALUE_MAX, an invalid variable name, a variable set twice in the
  * file, a variable owned by Slurm or the rendezvous modes (SLURM_*, RANK,
  * MASTER_ADDR, ...), an unknown NCCL_* name (with the nearest known one),
- * a value that does not match NCCL's documented type. Warnings (into notes,
- * may be NULL): NCCL's debug-only and deprecated variables.
+ * a value that does not match NCCL's documented type; the same for the
+ * other families rdzv knows (RCCL_*, HSA_*, FI_CXI_*; for libfabric's
+ * core FI_* only a near miss of a known name, nccl_vars.h). Warnings (into
+ * notes, may be NULL): NCCL's debug-only and deprecated variables, and
+ * settings that need more than the environment (FI_CXI_RDZV_PROTO=alt_read
+ * needs an allocation option) or are known to hang (FI_MR_CACHE_MONITOR=
+ * memhooks under RCCL's OFI plugin).
  * Returns 0 with *out set, or -1 with "fname:line: reason" in err. */
 int rdzv_profile_parse(const char *text, size_t len, const char *fname,
                        struct rdzv_profile_doc **out, struct rdzv_notes *notes,
@@ -140,10 +151,20 @@ void rdzv_profile_names_free(char **names, int n);
 
 /* ---- one profile with its includes resolved ---- */
 
+/* Which steps an entry applies to ("multinode" lines). A variable has
+ * either one ANY entry, or a MULTI entry and possibly a SINGLE one (the
+ * line a later "multinode" line overrides in steps on several nodes). */
+enum rdzv_scope {
+	RDZV_SCOPE_ANY,    /* every step */
+	RDZV_SCOPE_MULTI,  /* steps on more than one node */
+	RDZV_SCOPE_SINGLE, /* steps on one node */
+};
+
 struct rdzv_profile_entry {
 	char *name;
 	char *value;                /* NULL for UNSET */
 	enum rdzv_policy policy;
+	enum rdzv_scope scope;
 	char where[RDZV_PROFILE_WHERE_MAX]; /* "path:line" of the line that won */
 };
 
@@ -166,6 +187,11 @@ int rdzv_profile_load(const struct rdzv_profile_source *src, const char *name,
 void rdzv_profile_destroy(struct rdzv_profile *p);
 const struct rdzv_profile_entry *rdzv_profile_find(const struct rdzv_profile *p,
                                                    const char *var);
+/* The entry for var that applies to a step on nnodes nodes, or NULL. */
+const struct rdzv_profile_entry *rdzv_profile_find_for(const struct rdzv_profile *p,
+                                                       const char *var, unsigned nnodes);
+/* Whether e applies to a step on nnodes nodes (0 counts as one). */
+int rdzv_profile_entry_applies(const struct rdzv_profile_entry *e, unsigned nnodes);
 
 /* ---- which profile applies ---- */
 
@@ -197,6 +223,10 @@ struct rdzv_profile_pick {
 	enum rdzv_pick_why why;
 	enum rdzv_pick_why deflt_why;           /* PARTITION, SITE or NONE */
 	int partition_ambiguous;                /* a partition list whose defaults differ */
+	unsigned nnodes;  /* the step's node count, for "multinode" lines: they
+	                   * apply when it is over 1. rdzv_profile_pick sets 0
+	                   * (a one-node view); the caller that knows the step
+	                   * sets it before resolving */
 };
 
 /* user: the --nccl-profile value (NULL or "" when not given; "none"; or a
@@ -213,8 +243,9 @@ const char *rdzv_pick_why_name(enum rdzv_pick_why why);
  * task's): every entry of the chosen profile (origin "profile NAME"), then
  * the enforce/unset entries of the default profile when it is another one
  * (origin "profile NAME (default)"), which replace the chosen profile's
- * entries for the same variables. Loads the profiles through src; errors
- * name file and line. Returns 0 or -1. */
+ * entries for the same variables. Only the entries that apply to a step on
+ * pick->nnodes nodes count ("multinode" lines). Loads the profiles through
+ * src; errors name file and line. Returns 0 or -1. */
 int rdzv_profile_resolve(const struct rdzv_profile_pick *pick,
                          const struct rdzv_profile_source *src, struct rdzv_envset *out,
                          struct rdzv_notes *notes, char *err, size_t errlen);

@@ -35,23 +35,105 @@ static struct rdzv_profile_entry *entry_find(const struct rdzv_profile *p, const
 	return NULL;
 }
 
+static struct rdzv_profile_entry *entry_find_scope(const struct rdzv_profile *p, const char *var,
+                                                   enum rdzv_scope scope)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->v[i].scope == scope && strcmp(p->v[i].name, var) == 0)
+			return &p->v[i];
+	return NULL;
+}
+
 const struct rdzv_profile_entry *rdzv_profile_find(const struct rdzv_profile *p,
                                                    const char *var)
 {
 	return p && var ? entry_find(p, var) : NULL;
 }
 
-/* Set var in p (replacing an earlier entry in place: its position keeps
- * the order in which variables first appeared). */
-static int entry_set(struct rdzv_profile *p, const char *var, const char *value,
-                     enum rdzv_policy policy, const char *where)
+int rdzv_profile_entry_applies(const struct rdzv_profile_entry *e, unsigned nnodes)
 {
-	struct rdzv_profile_entry *e = entry_find(p, var);
+	switch (e->scope) {
+	case RDZV_SCOPE_ANY:
+		return 1;
+	case RDZV_SCOPE_MULTI:
+		return nnodes > 1;
+	case RDZV_SCOPE_SINGLE:
+		return nnodes <= 1;
+	}
+	return 0;
+}
+
+const struct rdzv_profile_entry *rdzv_profile_find_for(const struct rdzv_profile *p,
+                                                       const char *var, unsigned nnodes)
+{
+	size_t i;
+
+	if (!p || !var)
+		return NULL;
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].name, var) == 0 && rdzv_profile_entry_applies(&p->v[i], nnodes))
+			return &p->v[i];
+	return NULL;
+}
+
+static struct rdzv_profile_entry *entry_find_after(const struct rdzv_profile *p,
+                                                   const struct rdzv_profile_entry *e,
+                                                   const char *var)
+{
+	size_t i;
+
+	for (i = (size_t)(e - p->v) + 1; i < p->n; i++)
+		if (strcmp(p->v[i].name, var) == 0)
+			return &p->v[i];
+	return NULL;
+}
+
+static void entry_free(struct rdzv_profile_entry *e)
+{
+	free(e->name);
+	free(e->value);
+	e->name = e->value = NULL;
+}
+
+/* Drop the entry e of p (keeping the order of the others). */
+static void entry_drop(struct rdzv_profile *p, struct rdzv_profile_entry *e)
+{
+	size_t i = (size_t)(e - p->v);
+
+	entry_free(e);
+	memmove(&p->v[i], &p->v[i + 1], (p->n - i - 1) * sizeof(p->v[0]));
+	p->n--;
+}
+
+/* Set var in p as a later line does: for every step (scope ANY: whatever
+ * the profile said about var before is replaced), or for steps on several
+ * nodes (MULTI: what it said for every step now holds on one node only,
+ * SINGLE). A replaced entry keeps its position: the order in which
+ * variables first appeared. */
+static int entry_set(struct rdzv_profile *p, const char *var, const char *value,
+                     enum rdzv_policy policy, const char *where, int multinode)
+{
+	enum rdzv_scope scope = multinode ? RDZV_SCOPE_MULTI : RDZV_SCOPE_ANY;
+	struct rdzv_profile_entry *e, *other;
 	char *n = NULL, *v = NULL;
 
 	if (!(n = strdup(var)) || (value && !(v = strdup(value)))) {
 		free(n);
 		return -1;
+	}
+	if (multinode) {
+		if ((other = entry_find_scope(p, var, RDZV_SCOPE_ANY)))
+			other->scope = RDZV_SCOPE_SINGLE;
+		e = entry_find_scope(p, var, RDZV_SCOPE_MULTI);
+	} else {
+		/* The first entry keeps its place; a SINGLE/MULTI pair
+		 * becomes one entry again. Dropping a later entry does not
+		 * move e. */
+		e = entry_find(p, var);
+		while (e && (other = entry_find_after(p, e, var)))
+			entry_drop(p, other);
 	}
 	if (!e) {
 		if (p->n == p->cap) {
@@ -68,13 +150,13 @@ static int entry_set(struct rdzv_profile *p, const char *var, const char *value,
 		}
 		e = &p->v[p->n++];
 	} else {
-		free(e->name);
-		free(e->value);
+		entry_free(e);
 	}
 	memset(e, 0, sizeof(*e));
 	e->name = n;
 	e->value = v;
 	e->policy = policy;
+	e->scope = scope;
 	snprintf(e->where, sizeof(e->where), "%s", where);
 	return 0;
 }
@@ -151,13 +233,13 @@ static int load_into(struct load_state *st, const char *name, struct rdzv_profil
 			}
 			break;
 		case RDZV_PL_DEFAULT:
-			r = entry_set(p, l->name, l->value, RDZV_SET_DEFAULT, at);
+			r = entry_set(p, l->name, l->value, RDZV_SET_DEFAULT, at, l->multinode);
 			break;
 		case RDZV_PL_ENFORCE:
-			r = entry_set(p, l->name, l->value, RDZV_SET_ENFORCE, at);
+			r = entry_set(p, l->name, l->value, RDZV_SET_ENFORCE, at, l->multinode);
 			break;
 		case RDZV_PL_UNSET:
-			r = entry_set(p, l->name, NULL, RDZV_SET_UNSET, at);
+			r = entry_set(p, l->name, NULL, RDZV_SET_UNSET, at, l->multinode);
 			break;
 		case RDZV_PL_KNOWN:
 			break;
@@ -375,15 +457,16 @@ int rdzv_profile_pick(const char *user, const char *partition, const char *site_
 	return 0;
 }
 
-static int add_entries(const struct rdzv_profile *p, int policy_only, const char *origin,
-                       struct rdzv_envset *out, char *err, size_t errlen)
+static int add_entries(const struct rdzv_profile *p, int policy_only, unsigned nnodes,
+                       const char *origin, struct rdzv_envset *out, char *err, size_t errlen)
 {
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
 		const struct rdzv_profile_entry *e = &p->v[i];
 
-		if (policy_only && e->policy == RDZV_SET_DEFAULT)
+		if ((policy_only && e->policy == RDZV_SET_DEFAULT)
+		    || !rdzv_profile_entry_applies(e, nnodes))
 			continue;
 		if (rdzv_envset_add(out, e->name, e->value, e->policy, origin, err, errlen) < 0)
 			return -1;
@@ -422,7 +505,7 @@ int rdzv_profile_resolve_needs(const struct rdzv_profile_pick *pick,
 		if (rdzv_profile_load(src, pick->chosen, &chosen, notes, err, errlen) < 0)
 			goto fail;
 		snprintf(origin, sizeof(origin), "profile %.39s", chosen->name);
-		if (add_entries(chosen, 0, origin, out, err, errlen) < 0)
+		if (add_entries(chosen, 0, pick->nnodes, origin, out, err, errlen) < 0)
 			goto fail;
 		add_needs(chosen, needs);
 	}
@@ -433,7 +516,7 @@ int rdzv_profile_resolve_needs(const struct rdzv_profile_pick *pick,
 		if (rdzv_profile_load(src, pick->deflt, &deflt, notes, err, errlen) < 0)
 			goto fail;
 		snprintf(origin, sizeof(origin), "profile %.29s (default)", deflt->name);
-		if (add_entries(deflt, 1, origin, out, err, errlen) < 0)
+		if (add_entries(deflt, 1, pick->nnodes, origin, out, err, errlen) < 0)
 			goto fail;
 		add_needs(deflt, needs);
 	}

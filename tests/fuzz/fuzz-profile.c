@@ -1,15 +1,21 @@
 /* fuzz-profile.c: the profile parser, includes and the resolver
  * (lib/profile/profile.h), on profile directories held in memory.
- * Input: the first line is the choice "USER|PARTITION|SITE|PARTITION_MAP"
- * (missing fields are empty); then files, each starting with a line
+ * Input: the first line is the choice "USER|PARTITION|SITE|PARTITION_MAP|NNODES"
+ * (missing fields are empty; NNODES is the step's node count, its decimal
+ * digits read modulo 2^32, empty = 0); then files, each starting with a line
  * "@@ NAME"; text before the first "@@ " line is profile "a".
  * Invariants: parse returns 0 with a document or -1 with "NAME.profile:"
  * leading the message; a parsed document holds only valid variable names,
- * values exactly for default/enforce, and no NCCL_* name that is neither
- * known nor declared; loading terminates (cycles, depth) and a loaded
- * profile's entries are valid; pick fills only valid names; after a
- * successful resolve every enforce/unset entry of the default profile is in
- * the result with its policy and value (the user cannot escape them), and
+ * values exactly for default/enforce, the multinode qualifier only on
+ * those and unset, and no name of a strict family (NCCL_, RCCL_, HSA_,
+ * FI_CXI_) that is neither known nor declared; loading terminates (cycles,
+ * depth) and a loaded profile's entries are valid, a variable having one
+ * entry for every step or a multi-node one (with at most one single-node
+ * one beside it); pick fills only valid names; after a successful resolve
+ * for NNODES nodes every enforce/unset entry of the default profile that
+ * applies to that many nodes is in the result with its policy and value
+ * (the user cannot escape them), no entry of the chosen profile that does
+ * not apply to it is there under the chosen profile's name, and
  * every entry of the result has a valid name; the result's enforce/unset
  * entries survive the trip through RDZV_NCCL_POLICY unchanged, and decoding
  * the raw input as a policy never fails but for memory. */
@@ -67,8 +73,15 @@ static void check_doc(const struct rdzv_profile_doc *doc)
 		}
 		FUZZ_ASSERT(rdzv_env_name_valid(l->name));
 		FUZZ_ASSERT((l->kind == RDZV_PL_DEFAULT || l->kind == RDZV_PL_ENFORCE) == !!l->value);
-		if (l->kind == RDZV_PL_KNOWN || strncmp(l->name, "NCCL_", 5) != 0
-		    || rdzv_nccl_var_find(l->name))
+		FUZZ_ASSERT(!l->multinode || l->kind == RDZV_PL_DEFAULT || l->kind == RDZV_PL_ENFORCE
+		            || l->kind == RDZV_PL_UNSET);
+		if (l->kind == RDZV_PL_KNOWN) {
+			FUZZ_ASSERT(rdzv_var_family_of(l->name));
+			continue;
+		}
+		FUZZ_ASSERT(!rdzv_var_family_miscased(l->name));
+		if (!rdzv_var_family_of(l->name) || !rdzv_var_family_of(l->name)->strict
+		    || rdzv_var_find(l->name))
 			continue;
 		for (j = 0; j < doc->n; j++)
 			if (doc->v[j].kind == RDZV_PL_KNOWN && strcmp(doc->v[j].name, l->name) == 0)
@@ -79,12 +92,27 @@ static void check_doc(const struct rdzv_profile_doc *doc)
 
 static void check_profile(const struct rdzv_profile *p)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < p->n; i++) {
+		int any = 0, multi = 0, single = 0;
+
 		FUZZ_ASSERT(rdzv_env_name_valid(p->v[i].name));
 		FUZZ_ASSERT((p->v[i].policy == RDZV_SET_UNSET) == !p->v[i].value);
 		FUZZ_ASSERT(p->v[i].where[0]);
+		for (j = 0; j < p->n; j++) {
+			if (strcmp(p->v[i].name, p->v[j].name) != 0)
+				continue;
+			any += p->v[j].scope == RDZV_SCOPE_ANY;
+			multi += p->v[j].scope == RDZV_SCOPE_MULTI;
+			single += p->v[j].scope == RDZV_SCOPE_SINGLE;
+		}
+		/* one entry for every step, or a multi-node one with at most one
+		 * single-node one beside it */
+		FUZZ_ASSERT((any == 1 && !multi && !single)
+		            || (!any && multi == 1 && single <= 1));
+		/* a step on several nodes sees one of them */
+		FUZZ_ASSERT(rdzv_profile_find_for(p, p->v[i].name, 2) != NULL);
 	}
 }
 
@@ -121,7 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rdzv_profile_needs needs;
 	struct rdzv_envset *set = NULL;
 	struct rdzv_notes notes;
-	char *buf, *p, *end, *field[4] = { NULL, NULL, NULL, NULL }, err[1024], fname[128];
+	char *buf, *p, *end, *field[5] = { NULL, NULL, NULL, NULL, NULL }, err[1024], fname[128];
+	unsigned nnodes = 0;
 	int i, k, rc;
 
 	if (!(buf = malloc(size + 1)))
@@ -137,9 +166,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		p = end;
 	field[0] = buf;
-	for (k = 1; k < 4 && field[k - 1]; k++)
+	for (k = 1; k < 5 && field[k - 1]; k++)
 		if ((field[k] = strchr(field[k - 1], '|')))
 			*field[k]++ = '\0';
+	for (k = 0; field[4] && field[4][k] >= '0' && field[4][k] <= '9'; k++)
+		nnodes = nnodes * 10u + (unsigned)(field[4][k] - '0');
 	/* the files */
 	if (p < end && strncmp(p, "@@ ", 3) != 0) {
 		d.name[0] = "a";
@@ -195,6 +226,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0 && (set = rdzv_envset_create())) {
 		FUZZ_ASSERT(!pick.chosen[0] || rdzv_profile_name_check(pick.chosen, NULL, 0) == 0);
 		FUZZ_ASSERT(!pick.deflt[0] || rdzv_profile_name_check(pick.deflt, NULL, 0) == 0);
+		FUZZ_ASSERT(pick.nnodes == 0);
+		pick.nnodes = nnodes;
 		if (rdzv_profile_resolve_needs(&pick, &src, set, &needs, NULL, err, sizeof(err)) == 0) {
 			FUZZ_ASSERT(!needs.mnnvl || strstr(needs.mnnvl_where, ".profile:"));
 			struct rdzv_profile *df = NULL;
@@ -208,10 +241,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					const struct rdzv_profile_entry *e = &df->v[j];
 					const struct rdzv_env_entry *r = rdzv_envset_find(set, e->name);
 
-					if (e->policy == RDZV_SET_DEFAULT)
+					if (e->policy == RDZV_SET_DEFAULT
+					    || !rdzv_profile_entry_applies(e, nnodes))
 						continue;
 					FUZZ_ASSERT(r && r->policy == e->policy);
 					FUZZ_ASSERT(!e->value || (r->value && strcmp(r->value, e->value) == 0));
+				}
+			}
+			rdzv_profile_destroy(df);
+			df = NULL;
+			/* the chosen profile: what does not apply to this many
+			 * nodes is not in the result under its name, unless a
+			 * line that does apply set the same variable */
+			if (pick.chosen[0]
+			    && rdzv_profile_load(&src, pick.chosen, &df, NULL, err, sizeof(err)) == 0) {
+				char origin[48];
+
+				snprintf(origin, sizeof(origin), "profile %.39s", df->name);
+				for (j = 0; j < df->n; j++) {
+					const struct rdzv_profile_entry *e = &df->v[j];
+					const struct rdzv_env_entry *r = rdzv_envset_find(set, e->name);
+
+					if (rdzv_profile_entry_applies(e, nnodes)
+					    || rdzv_profile_find_for(df, e->name, nnodes))
+						continue;
+					FUZZ_ASSERT(!r || strcmp(r->origin, origin) != 0);
 				}
 			}
 			rdzv_profile_destroy(df);

@@ -22,6 +22,132 @@ static void accepts(const char *var, const char *value)
 	   var, value, err[0] ? ": " : "", err);
 }
 
+/* The same for any family (RCCL_*, HSA_*, FI_*). */
+static void refuses_any(const char *var, const char *value)
+{
+	const struct rdzv_nccl_var *v = rdzv_var_find(var);
+	char err[256] = "";
+
+	ok(v && rdzv_nccl_value_check(v, value, err, sizeof(err)) < 0 && err[0],
+	   "%s=%s is refused (%s)", var, value, err);
+}
+
+static void accepts_any(const char *var, const char *value)
+{
+	const struct rdzv_nccl_var *v = rdzv_var_find(var);
+	char err[256] = "";
+
+	ok(v && rdzv_nccl_value_check(v, value, err, sizeof(err)) == 0, "%s=%s is accepted%s%s",
+	   var, value, err[0] ? ": " : "", err);
+}
+
+/* Every family's table: sorted, every name with the family's prefix (and,
+ * for FI_, not the longer FI_CXI_ one), typed sanely. */
+static void test_families(void)
+{
+	const struct rdzv_var_family *fams;
+	size_t nf, f, i;
+
+	fams = rdzv_var_families(&nf);
+	is_int((int)nf, 5, "five families: NCCL, RCCL, HSA, FI_CXI, FI");
+	for (f = 0; f < nf; f++) {
+		int sorted = 1, typed = 1;
+
+		for (i = 1; i < fams[f].n; i++)
+			if (strcmp(fams[f].vars[i - 1].name, fams[f].vars[i].name) >= 0) {
+				sorted = 0;
+				diag("out of order: %s, %s", fams[f].vars[i - 1].name, fams[f].vars[i].name);
+			}
+		for (i = 0; i < fams[f].n; i++) {
+			const struct rdzv_nccl_var *v = &fams[f].vars[i];
+
+			if (rdzv_var_family_of(v->name) != &fams[f]
+			    || ((v->type == RDZV_NV_ENUM || v->type == RDZV_NV_WORD) && !v->choices)
+			    || (v->type == RDZV_NV_INT && v->min > v->max)
+			    || rdzv_var_find(v->name) != v) {
+				typed = 0;
+				diag("bad entry %s", v->name);
+			}
+		}
+		ok(fams[f].n > 0 && sorted && typed, "%s: %zu names, sorted, each found in its own "
+		   "family, sanely typed", fams[f].prefix, fams[f].n);
+	}
+	is_str(rdzv_var_family_of("FI_CXI_RDZV_PROTO")->prefix, "FI_CXI_",
+	       "FI_CXI_* is the cxi provider's family, not libfabric's core");
+	is_str(rdzv_var_family_of("FI_PROVIDER")->prefix, "FI_", "FI_PROVIDER is libfabric's");
+	ok(rdzv_var_family_of("UCX_TLS") == NULL && rdzv_var_family_of(NULL) == NULL,
+	   "other names belong to no family");
+	ok(rdzv_var_family_of("HSA_XNACK")->strict && !rdzv_var_family_of("FI_VERBS_X")->strict,
+	   "HSA_ is strict; core FI_ is not (other providers' FI_<PROV>_ names)");
+	is_str(rdzv_var_family_miscased("rccl_msccl_enable")->prefix, "RCCL_",
+	       "a lower-case rccl_ name is a mis-cased RCCL name");
+	ok(rdzv_var_family_miscased("RCCL_MSCCL_ENABLE") == NULL,
+	   "a correctly cased name is not mis-cased");
+
+	/* real names of each family are known */
+	ok(rdzv_var_find("RCCL_MSCCL_ENABLE") && rdzv_var_find("RCCL_ENABLE_CLIQUE")
+	   && rdzv_var_find("RCCL_MSCCLPP_ENABLE"), "RCCL's own names are known");
+	ok(rdzv_var_find("HSA_FORCE_FINE_GRAIN_PCIE") && rdzv_var_find("HSA_ENABLE_SDMA")
+	   && rdzv_var_find("HSA_XNACK"), "the ROCm runtime's names are known");
+	ok(rdzv_var_find("FI_CXI_RDZV_PROTO") && rdzv_var_find("FI_CXI_DEFAULT_CQ_SIZE")
+	   && rdzv_var_find("FI_CXI_DISABLE_HOST_REGISTER") && rdzv_var_find("FI_CXI_RX_MATCH_MODE")
+	   && rdzv_var_find("FI_CXI_RDZV_THRESHOLD") && rdzv_var_find("FI_CXI_OFLOW_BUF_SIZE")
+	   && rdzv_var_find("FI_CXI_REQ_BUF_SIZE") && rdzv_var_find("FI_CXI_DEFAULT_TX_SIZE"),
+	   "fi_cxi(7)'s names are known");
+	ok(rdzv_var_find("FI_MR_CACHE_MONITOR") && rdzv_var_find("FI_PROVIDER")
+	   && rdzv_var_find("FI_LOG_LEVEL"), "libfabric's core names are known");
+	ok(!rdzv_var_find("RCCL_ALGO") && !rdzv_var_find("rccl_msccl_enable"),
+	   "an invented RCCL name and a lower-case one are not");
+
+	/* typos are matched within the family */
+	is_str(rdzv_var_nearest("RCCL_MSCCL_ENABEL"), "RCCL_MSCCL_ENABLE",
+	       "RCCL_MSCCL_ENABEL -> RCCL_MSCCL_ENABLE");
+	is_str(rdzv_var_nearest("HSA_FORCE_FINE_GRAIN_PCI"), "HSA_FORCE_FINE_GRAIN_PCIE",
+	       "HSA_FORCE_FINE_GRAIN_PCI -> HSA_FORCE_FINE_GRAIN_PCIE");
+	is_str(rdzv_var_nearest("FI_CXI_RDZV_PROTOCOL"), "FI_CXI_RDZV_PROTO",
+	       "FI_CXI_RDZV_PROTOCOL -> FI_CXI_RDZV_PROTO");
+	is_str(rdzv_var_nearest("FI_MR_CACHE_MONITER"), "FI_MR_CACHE_MONITOR",
+	       "FI_MR_CACHE_MONITER -> FI_MR_CACHE_MONITOR");
+	is_str(rdzv_var_nearest("fi_cxi_rdzv_proto"), "FI_CXI_RDZV_PROTO",
+	       "a lower-case name gets its family's spelling");
+	ok(rdzv_var_nearest("RCCL_NET_GDR_LEVEL") == NULL,
+	   "no RCCL suggestion taken from NCCL's table (RCCL_NET_GDR_LEVEL)");
+	is_str(rdzv_var_nearest("NCCL_IB_HCAS"), "NCCL_IB_HCA", "NCCL's typos as before");
+
+	/* values */
+	refuses_any("FI_CXI_RDZV_PROTO", "alt_write");
+	refuses_any("FI_CXI_RDZV_PROTO", "ALT_READ");
+	refuses_any("FI_CXI_RDZV_PROTO", "");
+	accepts_any("FI_CXI_RDZV_PROTO", "alt_read");
+	accepts_any("FI_CXI_RDZV_PROTO", "alt-read");
+	accepts_any("FI_CXI_RDZV_PROTO", "default");
+	refuses_any("FI_MR_CACHE_MONITOR", "kdreg");
+	refuses_any("FI_MR_CACHE_MONITOR", "KDREG2");
+	accepts_any("FI_MR_CACHE_MONITOR", "kdreg2");
+	accepts_any("FI_MR_CACHE_MONITOR", "userfaultfd");
+	accepts_any("FI_MR_CACHE_MONITOR", "memhooks");
+	accepts_any("FI_MR_CACHE_MONITOR", "disabled");
+	refuses_any("FI_CXI_RX_MATCH_MODE", "mixed");
+	accepts_any("FI_CXI_RX_MATCH_MODE", "hybrid");
+	refuses_any("FI_CXI_DEFAULT_CQ_SIZE", "128k");
+	refuses_any("FI_CXI_DEFAULT_CQ_SIZE", "0");
+	accepts_any("FI_CXI_DEFAULT_CQ_SIZE", "131072");
+	refuses_any("FI_CXI_RDZV_THRESHOLD", "-1");
+	accepts_any("FI_CXI_RDZV_THRESHOLD", "0");
+	refuses_any("FI_CXI_DISABLE_HOST_REGISTER", "2");
+	refuses_any("FI_CXI_DISABLE_HOST_REGISTER", "y");
+	accepts_any("FI_CXI_DISABLE_HOST_REGISTER", "1");
+	accepts_any("FI_CXI_DISABLE_HOST_REGISTER", "Yes");
+	accepts_any("FI_CXI_DISABLE_HOST_REGISTER", "off");
+	refuses_any("HSA_FORCE_FINE_GRAIN_PCIE", "yes");
+	accepts_any("HSA_FORCE_FINE_GRAIN_PCIE", "1");
+	accepts_any("RCCL_MSCCL_ENABLE", "0");
+	ok(rdzv_var_find("FI_CXI_RDZV_PROTO")->flags & RDZV_NV_ALT_READ,
+	   "FI_CXI_RDZV_PROTO carries the allocation-option note");
+	ok(rdzv_var_find("FI_MR_CACHE_MONITOR")->flags & RDZV_NV_MR_MONITOR,
+	   "FI_MR_CACHE_MONITOR carries the memhooks warning");
+}
+
 int main(void)
 {
 	const struct rdzv_nccl_var *vars;
@@ -134,5 +260,6 @@ int main(void)
 	   "NCCL_DEBUG is system configuration");
 	ok(rdzv_nccl_var_find("NCCL_IB_GDR_LEVEL")->flags & RDZV_NV_DEPRECATED,
 	   "NCCL_IB_GDR_LEVEL is deprecated");
+	test_families();
 	return done_testing();
 }

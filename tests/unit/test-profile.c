@@ -120,7 +120,8 @@ static void test_parse_errors(void)
 	refused("default NCCL_DEBUG\n", "expected 'default NAME=VALUE'", "a missing '='");
 	refused("unset\n", "expected 'unset NAME'", "unset without a name");
 	refused("unset A B\n", "expected 'unset NAME'", "unset with two names");
-	refused("known UCX_TLS\n", "for NCCL_* names", "known is for NCCL names");
+	refused("known UCX_TLS\n", "for NCCL_*, RCCL_*, HSA_* and FI_* names",
+	        "known is for the names rdzv checks");
 	refused("include\n", "expected 'include NAME'", "include without a name");
 	refused("include a b\n", "expected 'include NAME'", "include with two names");
 	refused("include ../secret\n", "t.profile:1: profile name '../secret'",
@@ -527,6 +528,278 @@ static void test_resolve(void)
 	rdzv_envset_destroy(set);
 }
 
+
+/* ---- the other families, and settings that need more than a variable ---- */
+
+/* Parse text; the notes it drew, joined, into out. */
+static int parse_notes(const char *text, char *err, size_t errlen, char *out, size_t outlen)
+{
+	struct rdzv_notes notes;
+	size_t i, off = 0;
+	int r;
+
+	rdzv_notes_init(&notes);
+	r = parse(text, err, errlen, &notes);
+	out[0] = '\0';
+	for (i = 0; i < notes.n && off < outlen; i++)
+		off += (size_t)snprintf(out + off, outlen - off, "%s%s", i ? " | " : "", notes.v[i]);
+	rdzv_notes_clear(&notes);
+	return r;
+}
+
+static void test_family_lint(void)
+{
+	char err[512], notes[2048];
+
+	/* known names of each family pass, with their values checked */
+	accepted("default RCCL_MSCCL_ENABLE=0\ndefault RCCL_ENABLE_CLIQUE=1\n",
+	         "RCCL's own names are accepted");
+	accepted("default HSA_FORCE_FINE_GRAIN_PCIE=1\ndefault HSA_ENABLE_SDMA=0\n",
+	         "the ROCm runtime's names are accepted");
+	accepted("default FI_CXI_DEFAULT_CQ_SIZE=131072\nenforce FI_CXI_DISABLE_HOST_REGISTER=yes\n"
+	         "default FI_CXI_RX_MATCH_MODE=hybrid\n", "fi_cxi(7)'s names are accepted");
+	accepted("default FI_MR_CACHE_MONITOR=kdreg2\ndefault FI_PROVIDER=cxi\n",
+	         "libfabric's core names are accepted");
+
+	/* misspelt names: refused with the family's nearest name, file:line */
+	refused("# x\ndefault RCCL_MSCCL_ENABEL=0\n",
+	        "t.profile:2: unknown RCCL variable RCCL_MSCCL_ENABEL (did you mean RCCL_MSCCL_ENABLE?)",
+	        "a misspelt RCCL name");
+	refused("default HSA_FORCE_FINE_GRAIN_PCI=1\n",
+	        "t.profile:1: unknown ROCm runtime variable HSA_FORCE_FINE_GRAIN_PCI (did you mean "
+	        "HSA_FORCE_FINE_GRAIN_PCIE?)", "a misspelt HSA name");
+	refused("default FI_CXI_RDZV_PROTOCOL=alt_read\n",
+	        "t.profile:1: unknown libfabric cxi provider variable FI_CXI_RDZV_PROTOCOL (did you "
+	        "mean FI_CXI_RDZV_PROTO?)", "a misspelt FI_CXI name");
+	refused("default FI_MR_CACHE_MONITER=kdreg2\n",
+	        "t.profile:1: unknown libfabric variable FI_MR_CACHE_MONITER (did you mean "
+	        "FI_MR_CACHE_MONITOR?)", "a misspelt core FI name");
+	refused("default fi_cxi_rdzv_proto=alt_read\n",
+	        "fi_cxi_rdzv_proto: libfabric cxi provider reads upper-case names (did you mean "
+	        "FI_CXI_RDZV_PROTO?)", "a lower-case FI_CXI name");
+	refused("default RCCL_BRAND_NEW_SWITCH=1\n",
+	        "not among the RCCL variables rdzv knows; if it is newer, declare it: known "
+	        "RCCL_BRAND_NEW_SWITCH", "an unknown RCCL name far from any known one suggests 'known'");
+	accepted("known RCCL_BRAND_NEW_SWITCH\ndefault RCCL_BRAND_NEW_SWITCH=1\n",
+	         "a declared RCCL name is accepted");
+	accepted("known FI_CXI_FUTURE_KNOB\ndefault FI_CXI_FUTURE_KNOB=1\n",
+	         "a declared FI_CXI name is accepted");
+	accepted("default FI_VERBS_IFACE=ib0\ndefault FI_EFA_USE_DEVICE_RDMA=1\n",
+	         "another provider's FI_<PROV>_ names are not refused");
+	ok(parse_notes("known RCCL_MSCCL_ENABLE\n", err, sizeof(err), notes, sizeof(notes)) == 0
+	   && strstr(notes, "known RCCL_MSCCL_ENABLE: already in rdzv's table"),
+	   "declaring a known RCCL name draws a warning (%s)", notes);
+
+	/* bad values: refused as NCCL's are, naming file:line */
+	refused("default FI_CXI_RDZV_PROTO=alt_write\n",
+	        "t.profile:1: FI_CXI_RDZV_PROTO=alt_write: 'alt_write' is not one of "
+	        "default|alt_read|alt-read", "a rendezvous protocol the provider refuses");
+	refused("default FI_MR_CACHE_MONITOR=kdreg\n", "'kdreg' is not one of "
+	        "userfaultfd|uffd|memhooks|kdreg2|disabled", "a cache monitor that does not exist");
+	refused("default FI_CXI_DEFAULT_CQ_SIZE=128k\n", "FI_CXI_DEFAULT_CQ_SIZE=128k: '128k' is not "
+	        "an integer", "a CQ size that is not a number");
+	refused("default FI_CXI_DISABLE_HOST_REGISTER=2\n", "'2' is not a boolean",
+	        "a libfabric boolean that is not one");
+	refused("default HSA_FORCE_FINE_GRAIN_PCIE=yes\n", "'yes' is not 0 or 1",
+	        "the ROCm runtime reads only 0 and 1");
+
+	/* what needs more than the environment: said, not refused */
+	ok(parse_notes("# slingshot\ndefault FI_CXI_RDZV_PROTO=alt_read\n", err, sizeof(err), notes,
+	               sizeof(notes)) == 0
+	   && strstr(notes, "t.profile:2: note: FI_CXI_RDZV_PROTO=alt_read also needs the allocation "
+	                    "option --network=disable_rdzv_get (sbatch, salloc or srun)"),
+	   "alt_read: the note names file:line and the allocation option (%s)", notes);
+	ok(parse_notes("default FI_CXI_RDZV_PROTO=default\n", err, sizeof(err), notes,
+	               sizeof(notes)) == 0 && !notes[0],
+	   "the default protocol needs no allocation option");
+	ok(parse_notes("unset FI_CXI_RDZV_PROTO\n", err, sizeof(err), notes, sizeof(notes)) == 0
+	   && !notes[0], "unsetting the protocol draws no note");
+	ok(parse_notes("enforce FI_MR_CACHE_MONITOR=memhooks\n", err, sizeof(err), notes,
+	               sizeof(notes)) == 0
+	   && strstr(notes, "t.profile:1: warning: FI_MR_CACHE_MONITOR=memhooks can deadlock"),
+	   "memhooks draws a warning with file:line (%s)", notes);
+	ok(parse_notes("default FI_MR_CACHE_MONITOR=kdreg2\n", err, sizeof(err), notes,
+	               sizeof(notes)) == 0 && !notes[0], "kdreg2 draws none");
+}
+
+/* ---- multinode lines ---- */
+
+static void test_multinode_parse(void)
+{
+	struct rdzv_profile_doc *doc = NULL;
+	char err[512] = "";
+	const char *text = "default NCCL_NET=Socket\n"
+	                   "multinode default NCCL_NET=OFI\n"
+	                   "multinode\tenforce NCCL_CROSS_NIC=1\n"
+	                   "multinode unset NCCL_SOCKET_NTHREADS\n";
+
+	ok(rdzv_profile_parse(text, strlen(text), "t.profile", &doc, NULL, err, sizeof(err)) == 0
+	   && doc && doc->n == 4, "multinode qualifies default, enforce and unset%s%s",
+	   err[0] ? ": " : "", err);
+	if (doc) {
+		ok(!doc->v[0].multinode && doc->v[1].multinode && doc->v[1].kind == RDZV_PL_DEFAULT
+		   && strcmp(doc->v[1].value, "OFI") == 0 && doc->v[2].multinode
+		   && doc->v[2].kind == RDZV_PL_ENFORCE && doc->v[3].kind == RDZV_PL_UNSET
+		   && doc->v[3].multinode, "the qualifier is kept on its line only");
+		rdzv_profile_doc_destroy(doc);
+	}
+	refused("multinode include base\n",
+	        "t.profile:1: 'multinode' qualifies default, enforce or unset (found 'include')",
+	        "multinode before include is refused with file:line");
+	refused("\nmultinode require mnnvl\n", "t.profile:2: 'multinode' qualifies",
+	        "multinode before require is refused");
+	refused("multinode\n", "(found 'nothing')", "a bare multinode is refused");
+	refused("multinode multinode default NCCL_NET=OFI\n", "(found 'multinode')",
+	        "multinode twice is refused");
+	refused("multinode default NCCL_NETT=OFI\n", "unknown NCCL variable NCCL_NETT",
+	        "a multinode line is linted like any other");
+	refused("multinode default NCCL_IB_GID_INDEX=three\n", "'three' is not an integer",
+	        "... values too");
+	refused("multinode default NCCL_NET=OFI\nmultinode enforce NCCL_NET=IB\n",
+	        "t.profile:2: NCCL_NET already has a multinode entry on line 1",
+	        "two multinode lines for one variable");
+	refused("multinode default NCCL_NET=OFI\ndefault NCCL_NET=Socket\n",
+	        "t.profile:2: NCCL_NET: this line replaces the multinode line 1 in every step",
+	        "a plain line after the multinode one would make it dead: refused");
+	refused("default NCCL_NET=Socket\nmultinode default NCCL_NET=OFI\nenforce NCCL_NET=IB\n",
+	        "t.profile:3: NCCL_NET already has an entry on line 1",
+	        "a second plain line after a valid pair is a duplicate");
+	refused("multinode default RANK=0\n", "RANK is set by Slurm",
+	        "reserved names stay reserved");
+}
+
+static const struct mem_file mfiles[] = {
+	{ "ss", "description Slingshot\n"
+	        "default NCCL_NET_GDR_LEVEL=PHB\n"
+	        "multinode default NCCL_NET=OFI\n"
+	        "enforce NCCL_CROSS_NIC=1\n"
+	        "multinode unset NCCL_SOCKET_NTHREADS\n" },
+	{ "pair", "default NCCL_NET=Socket\n"
+	          "multinode default NCCL_NET=OFI\n" },
+	{ "over-any", "include pair\n"
+	              "default NCCL_NET=IB\n" },
+	{ "over-multi", "include ss\n"
+	                "multinode enforce NCCL_NET=IB\n" },
+	{ "multi-over-any", "include pair\n"
+	                    "multinode enforce NCCL_NET=IB\n" },
+	{ "site", "enforce NCCL_DEBUG=WARN\n"
+	          "multinode enforce NCCL_NET=OFI\n"
+	          "multinode unset NCCL_SOCKET_IFNAME\n" },
+	{ NULL, NULL }
+};
+
+static const struct rdzv_profile_source mmem = { mem_read, mfiles };
+
+/* The value var gets for a step on nnodes nodes ("(unset)" for an unset
+ * entry, NULL when the profile says nothing). */
+static const char *value_for(const char *chosen, const char *site, unsigned nnodes,
+                             const char *var, enum rdzv_policy *policy, char *buf, size_t len)
+{
+	struct rdzv_profile_pick k;
+	struct rdzv_envset *set = rdzv_envset_create();
+	const struct rdzv_env_entry *e;
+	char err[512];
+	const char *rv = NULL;
+
+	if (!set || rdzv_profile_pick(chosen, NULL, site, "", &k, err, sizeof(err)) < 0)
+		goto out;
+	k.nnodes = nnodes;
+	if (rdzv_profile_resolve(&k, &mmem, set, NULL, err, sizeof(err)) < 0) {
+		diag("resolve: %s", err);
+		goto out;
+	}
+	if ((e = rdzv_envset_find(set, var))) {
+		snprintf(buf, len, "%s", e->value ? e->value : "(unset)");
+		if (policy)
+			*policy = e->policy;
+		rv = buf;
+	}
+out:
+	rdzv_envset_destroy(set);
+	return rv;
+}
+
+static void test_multinode_resolve(void)
+{
+	struct rdzv_profile *p = NULL;
+	const struct rdzv_profile_entry *e;
+	struct rdzv_profile_pick k;
+	enum rdzv_policy pol = RDZV_SET_DEFAULT;
+	char buf[64], err[512];
+	const char *v;
+
+	ok(rdzv_profile_pick("ss", NULL, NULL, "", &k, err, sizeof(err)) == 0 && k.nnodes == 0,
+	   "pick leaves the node count 0 (a one-node view) for the caller to set");
+
+	ok(value_for("ss", NULL, 1, "NCCL_NET", NULL, buf, sizeof(buf)) == NULL,
+	   "one node: the multinode default does not apply");
+	ok(value_for("ss", NULL, 0, "NCCL_NET", NULL, buf, sizeof(buf)) == NULL,
+	   "an unknown count (0) counts as one node");
+	v = value_for("ss", NULL, 2, "NCCL_NET", &pol, buf, sizeof(buf));
+	ok(v && strcmp(v, "OFI") == 0 && pol == RDZV_SET_DEFAULT,
+	   "two nodes: NCCL_NET=OFI as a default (%s)", v ? v : "nothing");
+	v = value_for("ss", NULL, 512, "NCCL_NET", NULL, buf, sizeof(buf));
+	is_str(v, "OFI", "512 nodes: the same");
+	v = value_for("ss", NULL, 1, "NCCL_CROSS_NIC", NULL, buf, sizeof(buf));
+	is_str(v, "1", "plain lines apply on one node");
+	v = value_for("ss", NULL, 3, "NCCL_NET_GDR_LEVEL", NULL, buf, sizeof(buf));
+	is_str(v, "PHB", "... and on several");
+	ok(value_for("ss", NULL, 1, "NCCL_SOCKET_NTHREADS", NULL, buf, sizeof(buf)) == NULL,
+	   "one node: a multinode unset removes nothing");
+	v = value_for("ss", NULL, 2, "NCCL_SOCKET_NTHREADS", &pol, buf, sizeof(buf));
+	ok(v && pol == RDZV_SET_UNSET, "two nodes: it is an unset entry");
+
+	/* one line for every step, a later multinode line for several nodes */
+	is_str(value_for("pair", NULL, 1, "NCCL_NET", NULL, buf, sizeof(buf)), "Socket",
+	       "a pair: the plain line on one node");
+	is_str(value_for("pair", NULL, 4, "NCCL_NET", NULL, buf, sizeof(buf)), "OFI",
+	       "a pair: the multinode line on several");
+	ok(rdzv_profile_load(&mmem, "pair", &p, NULL, err, sizeof(err)) == 0 && p && p->n == 2,
+	   "a pair loads as two entries");
+	if (p) {
+		ok(p->v[0].scope == RDZV_SCOPE_SINGLE && p->v[1].scope == RDZV_SCOPE_MULTI,
+		   "scopes: single-node, then multi-node");
+		e = rdzv_profile_find_for(p, "NCCL_NET", 1);
+		ok(e && strcmp(e->where, "pair.profile:1") == 0, "find_for(1) names line 1");
+		e = rdzv_profile_find_for(p, "NCCL_NET", 8);
+		ok(e && strcmp(e->where, "pair.profile:2") == 0, "find_for(8) names line 2");
+		rdzv_profile_destroy(p);
+		p = NULL;
+	}
+
+	/* includes: a later line overrides what came before, in the steps it
+	 * applies to */
+	is_str(value_for("over-any", NULL, 1, "NCCL_NET", NULL, buf, sizeof(buf)), "IB",
+	       "a later plain line replaces an include's pair on one node");
+	is_str(value_for("over-any", NULL, 2, "NCCL_NET", NULL, buf, sizeof(buf)), "IB",
+	       "... and on several (the include's multinode line is replaced too)");
+	ok(rdzv_profile_load(&mmem, "over-any", &p, NULL, err, sizeof(err)) == 0 && p && p->n == 1
+	   && p->v[0].scope == RDZV_SCOPE_ANY, "... leaving one entry for every step");
+	rdzv_profile_destroy(p);
+	p = NULL;
+	v = value_for("over-multi", NULL, 2, "NCCL_NET", &pol, buf, sizeof(buf));
+	ok(v && strcmp(v, "IB") == 0 && pol == RDZV_SET_ENFORCE,
+	   "a later multinode line replaces an include's multinode line");
+	ok(value_for("over-multi", NULL, 1, "NCCL_NET", NULL, buf, sizeof(buf)) == NULL,
+	   "... and still says nothing on one node");
+	is_str(value_for("multi-over-any", NULL, 1, "NCCL_NET", NULL, buf, sizeof(buf)), "Socket",
+	       "a multinode line over an include's pair keeps its plain line on one node");
+	v = value_for("multi-over-any", NULL, 2, "NCCL_NET", &pol, buf, sizeof(buf));
+	ok(v && strcmp(v, "IB") == 0 && pol == RDZV_SET_ENFORCE, "... and wins on several");
+
+	/* the default profile's policy lines count by the same rule, over the
+	 * user's choice */
+	v = value_for("ss", "site", 2, "NCCL_NET", &pol, buf, sizeof(buf));
+	ok(v && strcmp(v, "OFI") == 0 && pol == RDZV_SET_ENFORCE,
+	   "two nodes: the site default's multinode enforce beats the chosen default");
+	ok(value_for("ss", "site", 1, "NCCL_NET", NULL, buf, sizeof(buf)) == NULL,
+	   "one node: neither applies");
+	v = value_for("none", "site", 2, "NCCL_SOCKET_IFNAME", &pol, buf, sizeof(buf));
+	ok(v && pol == RDZV_SET_UNSET, "--nccl-profile=none keeps the default's multinode unset");
+	ok(value_for("none", "site", 1, "NCCL_SOCKET_IFNAME", NULL, buf, sizeof(buf)) == NULL,
+	   "... on several nodes only");
+}
+
 int main(void)
 {
 	test_names();
@@ -535,5 +808,8 @@ int main(void)
 	test_load();
 	test_pick();
 	test_resolve();
+	test_family_lint();
+	test_multinode_parse();
+	test_multinode_resolve();
 	return done_testing();
 }
