@@ -1,4 +1,4 @@
-/* test-topo-amd: AMD GPUs and Slingshot NICs (issue 33), on real exports.
+/* test-topo-amd: AMD GPUs and Slingshot NICs, on real exports; their identity, visibility and MIOpen rules.
  *
  * The fixtures are byte-identical real exports (tests/topo/fixtures/README.md):
  *   eas-tioga: HPE Cray EX235a (Frontier's, LUMI-G's blade), 8 MI250X GCDs
