@@ -1,4 +1,5 @@
-/* test-topo-amd: AMD GPUs and Slingshot NICs, on real exports; their identity, visibility and MIOpen rules.
+/* test-topo-amd: AMD GPUs and Slingshot NICs on real exports, and the
+ * identity, visibility and MIOpen rules of AMD nodes.
  *
  * The fixtures are byte-identical real exports (tests/topo/fixtures/README.md):
  *   eas-tioga: HPE Cray EX235a (Frontier's, LUMI-G's blade), 8 MI250X GCDs
