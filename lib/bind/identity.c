@@ -145,6 +145,32 @@ static int cmp_proc(const void *a, const void *b)
 	              ((const struct rdzv_proc_gpu *)b)->busid);
 }
 
+/* ROOT/rel opened for listing (its path in dir), or NULL with why set. */
+static DIR *open_listing(const char *root, const char *rel, char *dir, size_t dirlen, char *why,
+                         size_t whylen)
+{
+	DIR *d;
+
+	join(root, rel, dir, dirlen);
+	if (!(d = opendir(dir)))
+		snprintf(why, whylen, "%.300s: %s", dir, strerror(errno));
+	return d;
+}
+
+/* Append g to id->proc (capacity *cap). Returns 0, or -1 out of memory. */
+static int push_gpu(struct rdzv_identity *id, size_t *cap, const struct rdzv_proc_gpu *g)
+{
+	if (id->nproc == *cap) {
+		struct rdzv_proc_gpu *p = realloc(id->proc, (*cap = *cap * 2 + 8) * sizeof(*p));
+
+		if (!p)
+			return -1;
+		id->proc = p;
+	}
+	id->proc[id->nproc++] = *g;
+	return 0;
+}
+
 /* The NVIDIA driver's GPUs from ROOT/proc/driver/nvidia/gpus/BUSID/information. */
 static int read_proc(const struct rdzv_topo *t, const char *root, struct rdzv_identity *id,
                      char *why, size_t whylen)
@@ -154,11 +180,8 @@ static int read_proc(const struct rdzv_topo *t, const char *root, struct rdzv_id
 	size_t cap = 0;
 	DIR *d;
 
-	join(root, "/proc/driver/nvidia/gpus", dir, sizeof(dir));
-	if (!(d = opendir(dir))) {
-		snprintf(why, whylen, "%.300s: %s", dir, strerror(errno));
+	if (!(d = open_listing(root, "/proc/driver/nvidia/gpus", dir, sizeof(dir), why, whylen)))
 		return -1;
-	}
 	while ((de = readdir(d))) {
 		struct rdzv_proc_gpu g = { .minor = -1, .gpu = -1 };
 		char *text;
@@ -177,17 +200,11 @@ static int read_proc(const struct rdzv_topo *t, const char *root, struct rdzv_id
 			if (info_field(text, "GPU UUID", val, sizeof(val)))
 				snprintf(g.uuid, sizeof(g.uuid), "%s", val);
 			g.gpu = topo_gpu_of(t, g.busid);
-			if (id->nproc == cap) {
-				struct rdzv_proc_gpu *p = realloc(id->proc, (cap = cap * 2 + 8) * sizeof(*p));
-
-				if (!p) {
-					free(text);
-					closedir(d);
-					return -2;
-				}
-				id->proc = p;
+			if (push_gpu(id, &cap, &g) < 0) {
+				free(text);
+				closedir(d);
+				return -2;
 			}
-			id->proc[id->nproc++] = g;
 		}
 		free(text);
 	}
@@ -236,11 +253,8 @@ static int read_drm(const struct rdzv_topo *t, const char *root, struct rdzv_ide
 	size_t cap = 0, i, j;
 	DIR *d;
 
-	join(root, "/sys/class/drm", dir, sizeof(dir));
-	if (!(d = opendir(dir))) {
-		snprintf(why, whylen, "%.300s: %s", dir, strerror(errno));
+	if (!(d = open_listing(root, "/sys/class/drm", dir, sizeof(dir), why, whylen)))
 		return -1;
-	}
 	while ((de = readdir(d))) {
 		struct rdzv_proc_gpu g = { .minor = -1, .gpu = -1 };
 		const char *base;
@@ -255,16 +269,10 @@ static int read_drm(const struct rdzv_topo *t, const char *root, struct rdzv_ide
 		base = strrchr(link, '/');
 		if (norm_busid(base ? base + 1 : link, g.busid, sizeof(g.busid)) < 0)
 			continue;
-		if (id->nproc == cap) {
-			struct rdzv_proc_gpu *p = realloc(id->proc, (cap = cap * 2 + 8) * sizeof(*p));
-
-			if (!p) {
-				closedir(d);
-				return -2;
-			}
-			id->proc = p;
+		if (push_gpu(id, &cap, &g) < 0) {
+			closedir(d);
+			return -2;
 		}
-		id->proc[id->nproc++] = g;
 	}
 	closedir(d);
 	if (!id->nproc) {

@@ -119,27 +119,37 @@ static struct rdzv_topo *model(void)
 	return t;
 }
 
-static void fuzz_gres(struct fuzz_pieces *p, const char *text)
+/* The identity map of model t under a gres.conf of text (written to the
+ * fixture root as file) and that root: identity_read fails only out of
+ * memory; every entry is a topology GPU of the 2, or -1 only in a
+ * positional map. */
+static struct rdzv_identity *read_map(const struct rdzv_topo *t, const char *file,
+                                      const char *text)
 {
-	struct rdzv_topo *t = model();
+	struct rdzv_identity_req req = { root, NULL, "n1" };
 	struct rdzv_identity *id = NULL;
-	struct rdzv_identity_req req;
 	char conf[300], err[256];
 	size_t k;
-	int i;
 
 	setup();
-	snprintf(conf, sizeof(conf), "%s/gres.conf", root);
+	snprintf(conf, sizeof(conf), "%s/%s", root, file);
 	write_file(conf, text);
-	req.root = root;
 	req.gres_conf = conf;
-	req.node = "n1";
 	FUZZ_ASSERT(rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0);
 	FUZZ_ASSERT(memchr(id->why, '\0', sizeof(id->why)) != NULL);
 	for (k = 0; k < id->n; k++) {
 		FUZZ_ASSERT(id->v[k].gpu >= -1 && id->v[k].gpu < 2);
 		FUZZ_ASSERT(id->positional || id->v[k].gpu >= 0);
 	}
+	return id;
+}
+
+static void fuzz_gres(struct fuzz_pieces *p, const char *text)
+{
+	struct rdzv_topo *t = model();
+	struct rdzv_identity *id = read_map(t, "gres.conf", text);
+	int i;
+
 	for (i = 1; i < p->n; i++) {
 		int g = rdzv_identity_uuid(id, p->v[i]);
 
@@ -152,28 +162,16 @@ static void fuzz_gres(struct fuzz_pieces *p, const char *text)
 static void fuzz_amd(struct fuzz_pieces *p, const char *text)
 {
 	struct rdzv_topo *t = NULL;
-	struct rdzv_identity *id = NULL;
-	struct rdzv_identity_req req;
+	struct rdzv_identity *id;
 	struct rdzv_bind_req breq = { 0 };
 	struct rdzv_bind_table *tab = NULL;
-	char conf[300], err[256], why[512];
+	char err[256], why[512];
 	enum rdzv_task_row how;
-	size_t k;
 
 	FUZZ_ASSERT(rdzv_topo_deserialize(amd_text, "fuzz", &t, err, sizeof(err)) == 0);
 	FUZZ_ASSERT(rdzv_topo_gpus_amd(t));
-	setup();
-	snprintf(conf, sizeof(conf), "%s/gres-amd.conf", root);
-	write_file(conf, text);
-	req.root = root;
-	req.gres_conf = conf;
-	req.node = "n1";
-	FUZZ_ASSERT(rdzv_identity_read(t, &req, &id, err, sizeof(err)) == 0);
-	FUZZ_ASSERT(id->amd && memchr(id->why, '\0', sizeof(id->why)) != NULL);
-	for (k = 0; k < id->n; k++) {
-		FUZZ_ASSERT(id->v[k].gpu >= -1 && id->v[k].gpu < 2);
-		FUZZ_ASSERT(id->positional || id->v[k].gpu >= 0);
-	}
+	id = read_map(t, "gres-amd.conf", text);
+	FUZZ_ASSERT(id->amd);
 	breq.step_gpus = "0,1";
 	breq.visible = "0,1";
 	breq.ntasks = 2;

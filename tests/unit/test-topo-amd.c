@@ -325,23 +325,33 @@ static void test_classes(void)
 	free(text);
 }
 
-/* MI300A in TPX mode: 3 logical GPUs (rsmiN) on each PCI function. */
-static void test_tpx(void)
+/* tuo.SPX's text as in TPX mode: after each rsmiN element two more,
+ * rsmi(4+2N) and rsmi(5+2N). Returns how many were doubled (4). */
+static int make_tpx(char **text)
 {
-	char *text = slurp(TUO), from[64], to[256];
-	struct rdzv_topo *t;
-	struct rdzv_bind_table *tab;
+	char from[64], to[256];
 	int i, n = 0;
 
-	/* After each rsmiN element, two more: rsmi(4+2N), rsmi(5+2N). */
 	for (i = 0; i < 4; i++) {
 		snprintf(from, sizeof(from), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">", i);
 		snprintf(to, sizeof(to), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
 		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
 		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">",
 		         i, 4 + 2 * i, 5 + 2 * i);
-		n += subst_all(&text, from, to);
+		n += subst_all(text, from, to);
 	}
+	return n;
+}
+
+/* MI300A in TPX mode: 3 logical GPUs (rsmiN) on each PCI function. */
+static void test_tpx(void)
+{
+	char *text = slurp(TUO);
+	struct rdzv_topo *t;
+	struct rdzv_bind_table *tab;
+	int n;
+
+	n = make_tpx(&text);
 	IS_INT(n, 4, "tuo TPX: 2 OS devices added on each of the 4 functions");
 	t = load_text(text, "tuo TPX");
 	IS_INT(t ? (int)rdzv_topo_gpu_count(t) : -1, 12, "tuo TPX: 12 logical GPUs");
@@ -550,20 +560,12 @@ static void test_identity_tpx(void)
 		"0000:02:00.0", "0001:02:00.0", "0002:02:00.0", "0003:02:00.0",
 	};
 	static const int order[12] = { 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3 };
-	char *text = slurp(TUO), root[4200], gres[4300], err[512] = "", from[64], to[256];
+	char *text = slurp(TUO), root[4200], gres[4300], err[512] = "";
 	struct rdzv_identity *id = NULL;
 	struct rdzv_identity_req req = { 0 };
 	struct rdzv_topo *t;
-	int i;
 
-	for (i = 0; i < 4; i++) {
-		snprintf(from, sizeof(from), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">", i);
-		snprintf(to, sizeof(to), "name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
-		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\"/>"
-		         "<object type=\"OSDev\" name=\"rsmi%d\" subtype=\"RSMI\" osdev_type=\"1\">",
-		         i, 4 + 2 * i, 5 + 2 * i);
-		subst_all(&text, from, to);
-	}
+	make_tpx(&text);
 	t = load_text(text, "tuo TPX");
 	snprintf(root, sizeof(root), "%s/tpx", tmpdir);
 	drm_tree(root, bus, order, 12, "0x1002\n");
