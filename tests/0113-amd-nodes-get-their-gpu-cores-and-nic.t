@@ -126,9 +126,22 @@ for mode in amd_gpu_env none; do
 	e2e_start RDZV_NODES=2 RDZV_NODE_GPUS="8 4" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args"
 	m="gres Flags=$flags"; [ -n "$flags" ] || m="gres without a flag"
 
+	# What Slurm alone gives (binding off): the removals below remove something.
+	run_step srun -N1 -w n1 -n2 --gres=gpu:2 --rdzv-bind=none bash -c "$report"
+	diag "$m, --rdzv-bind=none: n1 task 0's environment: $(printf '%s\n' "$out" | grep '^n1 0 ')"
+	if [ "$mode" = none ]; then
+		is "$(field n1 1 rocr)/$(field n1 1 cuda)/$(field n1 1 ordinal)/$(field n1 1 ze)" "0,1/0,1/0,1/0,1" \
+			"$m: Slurm alone sets all four variables to one list"
+	else
+		is "$(field n1 1 rocr)/$(field n1 1 cuda)/$(field n1 1 ordinal)/$(field n1 1 ze)" "0,1/(unset)/(unset)/(unset)" \
+			"$m: Slurm alone sets ROCR_VISIBLE_DEVICES only"
+	fi
+
 	# n1, all 8 GCDs, the table printed.
 	run_step env TMPDIR="$T/tmp" srun -N1 -w n1 -n8 --gres=gpu:8 --rdzv-bind=verbose bash -c "$report"
 	is "$rc" 0 "$m: 8 tasks on n1's 8 GCDs run"
+	diag "$m: n1 task 0's environment: $(printf '%s\n' "$out" | grep '^n1 0 ')"
+	diag "$m: n1 task 0's row: $(row 0)"
 	if [ "$mode" = none ]; then
 		is "$(printf '%s\n' "$out" | grep -c 'cuda=0,1,2,3,4,5,6,7 ')" 0 \
 			"$m: Slurm's CUDA_VISIBLE_DEVICES copy is gone from every task"
