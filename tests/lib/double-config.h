@@ -1,0 +1,113 @@
+/* double-config.h: what the library doubles (tests/nvml-double,
+ * tests/rsmi-double) share, so that both read their text file the same
+ * way: where the file is, its comment and blank lines, and the two
+ * directives every double knows:
+ *   fail CALL CODE [INDEX]   the call named CALL returns CODE (for one
+ *                            device INDEX only, when given)
+ *   log PATH                 append "init PID" to PATH while the file is read
+ * Header only (static inline): each double is one shared object built from
+ * one source, and nothing of this is ever installed. */
+#ifndef RDZV_TESTS_DOUBLE_CONFIG_H
+#define RDZV_TESTS_DOUBLE_CONFIG_H
+
+#include <dlfcn.h> /* dladdr: the includer defines _GNU_SOURCE */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DOUBLE_FAILS_MAX 8
+
+struct double_fails {
+	struct {
+		char call[64];
+		unsigned code;
+		int index; /* -1: every device */
+	} fail[DOUBLE_FAILS_MAX];
+	unsigned n;
+};
+
+/* The code the call named call answers for device index (-1: a call about
+ * no device), 0 when no fail directive names it. */
+static inline unsigned double_failing(const struct double_fails *t, const char *call, int index)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->fail[i].call, call) == 0
+		    && (t->fail[i].index < 0 || t->fail[i].index == index))
+			return t->fail[i].code;
+	return 0;
+}
+
+/* The data file: $env, else file in the directory of the shared object
+ * that holds anchor, so that a process whose environment a test does not
+ * set finds a per-node file beside a per-node copy. NULL when neither. */
+static inline const char *double_data_path(const char *env, const char *file, const void *anchor,
+                                           char *buf, size_t len)
+{
+	const char *val = getenv(env);
+	Dl_info info;
+	char *slash;
+
+	if (val && *val)
+		return val;
+	if (!dladdr(anchor, &info) || !info.dli_fname)
+		return NULL;
+	snprintf(buf, len, "%s", info.dli_fname);
+	if (!(slash = strrchr(buf, '/')))
+		return NULL;
+	snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "%s", file);
+	return buf;
+}
+
+/* Opens path for name's load, or says why not on stderr. */
+static inline FILE *double_open(const char *name, const char *path)
+{
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	if (!f)
+		fprintf(stderr, "%s: no data file (%s)\n", name, path ? path : "?");
+	return f;
+}
+
+/* The next line of f that is the double's own (its newline cut off),
+ * counting lines in *lineno; comments and blank lines are passed over, and
+ * fail and log directives are done here. 0 at the end of the file. */
+static inline int double_next(FILE *f, char *line, int len, unsigned *lineno,
+                              struct double_fails *fails)
+{
+	while (fgets(line, len, f)) {
+		char logpath[400], call[64];
+		unsigned code;
+		int k, idx;
+
+		++*lineno;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if ((k = sscanf(line, "fail %63s %u %d", call, &code, &idx)) >= 2) {
+			if (fails->n < DOUBLE_FAILS_MAX) {
+				snprintf(fails->fail[fails->n].call, sizeof(fails->fail[0].call), "%s",
+				         call);
+				fails->fail[fails->n].code = code;
+				fails->fail[fails->n].index = k == 3 ? idx : -1;
+				fails->n++;
+			}
+			continue;
+		}
+		if (sscanf(line, "log %399s", logpath) == 1) {
+			FILE *lf = fopen(logpath, "a");
+
+			if (lf) {
+				fprintf(lf, "init %ld\n", (long)getpid());
+				fclose(lf);
+			}
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+#endif
