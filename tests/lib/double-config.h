@@ -61,16 +61,6 @@ static inline const char *double_data_path(const char *env, const char *file, co
 	return buf;
 }
 
-/* Opens path for name's load, or says why not on stderr. */
-static inline FILE *double_open(const char *name, const char *path)
-{
-	FILE *f = path ? fopen(path, "r") : NULL;
-
-	if (!f)
-		fprintf(stderr, "%s: no data file (%s)\n", name, path ? path : "?");
-	return f;
-}
-
 /* The next line of f that is the double's own (its newline cut off),
  * counting lines in *lineno; comments and blank lines are passed over, and
  * fail and log directives are done here. 0 at the end of the file. */
@@ -108,6 +98,32 @@ static inline int double_next(FILE *f, char *line, int len, unsigned *lineno,
 		return 1;
 	}
 	return 0;
+}
+
+/* Reads the double's file (see double_data_path) into fails and, through
+ * own, the double's own lines: own returns 0 when it took the line, 1 when
+ * the double has no room for more (the rest is not read), -1 when the line
+ * is bad. -1 when there is no file or a line is bad, said on stderr after
+ * name. */
+static inline int double_load(const char *name, const char *env, const char *file,
+                              const void *anchor, struct double_fails *fails,
+                              int (*own)(const char *line))
+{
+	char pathbuf[4096], line[512];
+	const char *path = double_data_path(env, file, anchor, pathbuf, sizeof(pathbuf));
+	FILE *f = path ? fopen(path, "r") : NULL;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "%s: no data file (%s)\n", name, path ? path : "?");
+		return -1;
+	}
+	while (rc == 0 && double_next(f, line, (int)sizeof(line), &lineno, fails))
+		if ((rc = own(line)) < 0)
+			fprintf(stderr, "%s: %s:%u: bad line\n", name, path, lineno);
+	fclose(f);
+	return rc < 0 ? -1 : 0;
 }
 
 #endif

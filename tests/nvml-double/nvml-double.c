@@ -127,41 +127,36 @@ static int parse_state(const char *s, unsigned *st)
 	return -1;
 }
 
+/* A deny or gpu line (see double_load). */
+static int own_line(const char *line)
+{
+	char w[8][100];
+	struct gpu *g;
+	int k;
+
+	if (sscanf(line, "deny %d", &k) == 1) {
+		if (k >= 0 && k < GPUS_MAX)
+			dbl.gpu[k].denied = 1;
+		return 0;
+	}
+	if (dbl.n >= GPUS_MAX)
+		return 1;
+	g = &dbl.gpu[dbl.n];
+	k = sscanf(line, "gpu %95s %31s %u %99s %u %99s %d %99s %u", g->uuid, g->busid,
+	           &g->versions, w[0], &g->clique, w[1], &g->status, w[2], &g->summary);
+	if (k < 8 || parse_uuid(w[0], g->cluster) < 0 || parse_state(w[1], &g->state) < 0)
+		return -1;
+	g->health = (unsigned)strtoul(w[2], NULL, 0);
+	dbl.n++;
+	return 0;
+}
+
 static int load(void)
 {
-	char pathbuf[4096], line[512];
-	const char *path =
-		double_data_path("RDZV_NVML_DOUBLE", "nvml-double.txt", &dbl, pathbuf, sizeof(pathbuf));
-	FILE *f;
-	unsigned lineno = 0;
-
 	memset(&dbl, 0, sizeof(dbl));
-	if (!(f = double_open("nvml-double", path)))
+	if (double_load("nvml-double", "RDZV_NVML_DOUBLE", "nvml-double.txt", &dbl, &dbl.fails,
+	                own_line) < 0)
 		return UNKNOWN;
-	while (double_next(f, line, (int)sizeof(line), &lineno, &dbl.fails)) {
-		char w[8][100];
-		struct gpu *g;
-		int k;
-
-		if (sscanf(line, "deny %d", &k) == 1) {
-			if (k >= 0 && k < GPUS_MAX)
-				dbl.gpu[k].denied = 1;
-			continue;
-		}
-		if (dbl.n >= GPUS_MAX)
-			break;
-		g = &dbl.gpu[dbl.n];
-		k = sscanf(line, "gpu %95s %31s %u %99s %u %99s %d %99s %u", g->uuid, g->busid,
-		           &g->versions, w[0], &g->clique, w[1], &g->status, w[2], &g->summary);
-		if (k < 8 || parse_uuid(w[0], g->cluster) < 0 || parse_state(w[1], &g->state) < 0) {
-			fprintf(stderr, "nvml-double: %s:%u: bad line\n", path, lineno);
-			fclose(f);
-			return UNKNOWN;
-		}
-		g->health = (unsigned)strtoul(w[2], NULL, 0);
-		dbl.n++;
-	}
-	fclose(f);
 	return OK;
 }
 

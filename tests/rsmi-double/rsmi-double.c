@@ -59,41 +59,36 @@ static unsigned failing(const char *call, int index)
 	return double_failing(&dbl.fails, call, index);
 }
 
+/* A gpu line (see double_load). */
+static int gpu_line(const char *line)
+{
+	char w[4][100];
+	struct gpu *g;
+	int k, at = 0;
+
+	if (dbl.n >= GPUS_MAX)
+		return 1;
+	g = &dbl.gpu[dbl.n];
+	memset(g, 0, sizeof(*g));
+	k = sscanf(line, "gpu %99s %99s %u %99s %n", w[0], w[1], &g->xgmi, w[2], &at);
+	if (k < 3)
+		return -1;
+	g->bdfid = strtoull(w[0], NULL, 0);
+	g->hive = strtoull(w[1], NULL, 0);
+	if (k == 4)
+		g->unique = strtoull(w[2], NULL, 0);
+	if (k == 4 && at > 0)
+		snprintf(g->name, sizeof(g->name), "%s", line + at);
+	dbl.n++;
+	return 0;
+}
+
 static unsigned load(void)
 {
-	char pathbuf[4096], line[512];
-	const char *path =
-		double_data_path("RDZV_RSMI_DOUBLE", "rsmi-double.txt", &dbl, pathbuf, sizeof(pathbuf));
-	FILE *f;
-	unsigned lineno = 0;
-
 	memset(&dbl, 0, sizeof(dbl));
-	if (!(f = double_open("rsmi-double", path)))
+	if (double_load("rsmi-double", "RDZV_RSMI_DOUBLE", "rsmi-double.txt", &dbl, &dbl.fails,
+	                gpu_line) < 0)
 		return INIT_ERROR;
-	while (double_next(f, line, (int)sizeof(line), &lineno, &dbl.fails)) {
-		char w[4][100];
-		struct gpu *g;
-		int k, at = 0;
-
-		if (dbl.n >= GPUS_MAX)
-			break;
-		g = &dbl.gpu[dbl.n];
-		memset(g, 0, sizeof(*g));
-		k = sscanf(line, "gpu %99s %99s %u %99s %n", w[0], w[1], &g->xgmi, w[2], &at);
-		if (k < 3) {
-			fprintf(stderr, "rsmi-double: %s:%u: bad line\n", path, lineno);
-			fclose(f);
-			return INIT_ERROR;
-		}
-		g->bdfid = strtoull(w[0], NULL, 0);
-		g->hive = strtoull(w[1], NULL, 0);
-		if (k == 4)
-			g->unique = strtoull(w[2], NULL, 0);
-		if (k == 4 && at > 0)
-			snprintf(g->name, sizeof(g->name), "%s", line + at);
-		dbl.n++;
-	}
-	fclose(f);
 	return OK;
 }
 
