@@ -100,30 +100,51 @@ static inline int double_next(FILE *f, char *line, int len, unsigned *lineno,
 	return 0;
 }
 
-/* Reads the double's file (see double_data_path) into fails and, through
- * own, the double's own lines: own returns 0 when it took the line, 1 when
- * the double has no room for more (the rest is not read), -1 when the line
- * is bad. -1 when there is no file or a line is bad, said on stderr after
- * name. */
-static inline int double_load(const char *name, const char *env, const char *file,
-                              const void *anchor, struct double_fails *fails,
-                              int (*own)(const char *line))
+/* What a double reads: its name (for stderr), the environment variable
+ * and file name of double_data_path, an object of the double (whose
+ * shared object's directory holds the file), and own, for the double's own
+ * lines: own returns 0 when it took the line, 1 when the double has no
+ * room for more (the rest is not read), -1 when the line is bad. */
+struct double_file {
+	const char *name, *env, *file;
+	const void *anchor;
+	int (*own)(const char *line);
+};
+
+/* Reads d's file into fails and, through d->own, the double's own lines.
+ * -1 when there is no file or a line is bad, said on stderr. */
+static inline int double_load(const struct double_file *d, struct double_fails *fails)
 {
 	char pathbuf[4096], line[512];
-	const char *path = double_data_path(env, file, anchor, pathbuf, sizeof(pathbuf));
+	const char *path = double_data_path(d->env, d->file, d->anchor, pathbuf, sizeof(pathbuf));
 	FILE *f = path ? fopen(path, "r") : NULL;
 	unsigned lineno = 0;
 	int rc = 0;
 
 	if (!f) {
-		fprintf(stderr, "%s: no data file (%s)\n", name, path ? path : "?");
+		fprintf(stderr, "%s: no data file (%s)\n", d->name, path ? path : "?");
 		return -1;
 	}
 	while (rc == 0 && double_next(f, line, (int)sizeof(line), &lineno, fails))
-		if ((rc = own(line)) < 0)
-			fprintf(stderr, "%s: %s:%u: bad line\n", name, path, lineno);
+		if ((rc = d->own(line)) < 0)
+			fprintf(stderr, "%s: %s:%u: bad line\n", d->name, path, lineno);
 	fclose(f);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The library's init call (named call), on a state the double has just
+ * zeroed: reads the file afresh (no_file when it cannot be), then answers
+ * as a fail directive says; *inited when all went well. */
+static inline unsigned double_init(const struct double_file *d, struct double_fails *fails,
+                                   int *inited, const char *call, unsigned no_file)
+{
+	unsigned rc;
+
+	if (double_load(d, fails) < 0)
+		return no_file;
+	if ((rc = double_failing(fails, call, -1)) == 0)
+		*inited = 1;
+	return rc;
 }
 
 #endif

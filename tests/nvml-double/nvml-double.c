@@ -151,22 +151,13 @@ static int own_line(const char *line)
 	return 0;
 }
 
-static int load(void)
-{
-	memset(&dbl, 0, sizeof(dbl));
-	if (double_load("nvml-double", "RDZV_NVML_DOUBLE", "nvml-double.txt", &dbl, &dbl.fails,
-	                own_line) < 0)
-		return UNKNOWN;
-	return OK;
-}
-
 int nvmlInit_v2(void)
 {
-	int rc = load();
+	static const struct double_file file = { "nvml-double", "RDZV_NVML_DOUBLE",
+		                                     "nvml-double.txt", &dbl, own_line };
 
-	if (rc == OK && (rc = failing("nvmlInit_v2")) == OK)
-		dbl.inited = 1;
-	return rc;
+	memset(&dbl, 0, sizeof(dbl));
+	return (int)double_init(&file, &dbl.fails, &dbl.inited, "nvmlInit_v2", UNKNOWN);
 }
 
 int nvmlShutdown(void)

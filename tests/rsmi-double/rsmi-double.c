@@ -83,24 +83,14 @@ static int gpu_line(const char *line)
 	return 0;
 }
 
-static unsigned load(void)
-{
-	memset(&dbl, 0, sizeof(dbl));
-	if (double_load("rsmi-double", "RDZV_RSMI_DOUBLE", "rsmi-double.txt", &dbl, &dbl.fails,
-	                gpu_line) < 0)
-		return INIT_ERROR;
-	return OK;
-}
-
 uint32_t rsmi_init(uint64_t flags)
 {
-	unsigned rc;
+	static const struct double_file file = { "rsmi-double", "RDZV_RSMI_DOUBLE",
+		                                     "rsmi-double.txt", &dbl, gpu_line };
 
 	(void)flags;
-	rc = load();
-	if (rc == OK && (rc = failing("rsmi_init", -1)) == OK)
-		dbl.inited = 1;
-	return rc;
+	memset(&dbl, 0, sizeof(dbl));
+	return double_init(&file, &dbl.fails, &dbl.inited, "rsmi_init", INIT_ERROR);
 }
 
 uint32_t rsmi_shut_down(void)
