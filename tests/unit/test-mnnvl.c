@@ -8,6 +8,7 @@
 #include "mnnvl.h"
 #include "profile.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,16 +22,6 @@
 
 static char root[256], devdir[400], data[300], lib[600];
 static int can_mknod;
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
 
 static void channel(unsigned n)
 {

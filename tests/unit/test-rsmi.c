@@ -7,6 +7,7 @@
 #include "config.h"
 #include "rsmi.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,16 +15,6 @@
 #include <unistd.h>
 
 static char dir[256], data[300], lib[600], lib_min[600];
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
 
 /* Read with the double answering text; returns rdzv_rsmi_read's rc. */
 static int read_with(const char *library, const char *text, struct rdzv_rsmi *r, char *err,
@@ -220,36 +211,14 @@ static void test_per_gpu_failures(void)
 	       "... its line has no name");
 }
 
-/* A fake /sys/bus/pci/devices with one entry. */
-static void pci_dev(const char *root, const char *bdf, const char *vendor, const char *cls)
-{
-	char p[700];
-
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", root, bdf);
-	if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-		printf("Bail out! mkdir %s\n", p);
-		exit(1);
-	}
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/vendor", root, bdf);
-	write_file(p, vendor);
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/class", root, bdf);
-	write_file(p, cls);
-}
-
 static void test_pci_count(void)
 {
 	char root[300], p[400];
 
 	snprintf(root, sizeof(root), "%s/sys", dir);
 	is_int(rdzv_rsmi_pci_gpus(root), 0, "no PCI tree: no AMD GPU");
-	snprintf(p, sizeof(p), "%s/sys", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof(p), "%s/sys/bus", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof(p), "%s/sys/bus/pci", dir);
-	mkdir(p, 0700);
 	snprintf(p, sizeof(p), "%s/sys/bus/pci/devices", dir);
-	mkdir(p, 0700);
+	mkdirs(p);
 	pci_dev(root, "0000:c1:00.0", "0x1002\n", "0x038000\n"); /* MI250X GCD */
 	pci_dev(root, "0000:c1:00.1", "0x1002\n", "0x040300\n"); /* its audio: not a GPU */
 	pci_dev(root, "0000:05:00.0", "0x1002\n", "0x120000\n"); /* MI300X */
