@@ -249,12 +249,7 @@ int main(void)
 		snprintf(lib, sizeof(lib), "%s/%s/libnvml-double.so", cwd, d);
 	if (access(lib, R_OK) != 0)
 		skip_all("the NVML double is not built (make check builds it)");
-	snprintf(root, sizeof(root), "%s/test-mnnvl.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-	                                                                      : "/tmp");
-	if (!mkdtemp(root)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(root, sizeof(root), "test-mnnvl");
 	snprintf(devdir, sizeof(devdir), "%s/dev/nvidia-caps-imex-channels", root);
 	snprintf(data, sizeof(data), "%s/nvml.txt", root);
 	setenv("RDZV_NVML_DOUBLE", data, 1);

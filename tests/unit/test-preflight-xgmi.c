@@ -245,30 +245,16 @@ static void test_summary(void)
 
 int main(void)
 {
-	const char *d = getenv("RDZV_RSMI_DOUBLE_DIR");
 	char p[400];
 
 	opts.outlier = 0.7;
 	snprintf(env.master_addr, sizeof(env.master_addr), "n1");
 	env.master_port = 29500;
-	if (!d || !*d)
-		d = "tests/rsmi-double/.libs";
-	snprintf(lib, sizeof(lib), "%s/librsmi-double.so", d);
-	if (lib[0] != '/') {
-		char cwd[256];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			skip_all("no working directory");
-		snprintf(lib, sizeof(lib), "%s/%s/librsmi-double.so", cwd, d);
-	}
+	double_path(lib, sizeof(lib), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double.so");
 	if (access(lib, R_OK) != 0)
 		skip_all("the ROCm SMI double is not built (make check builds it)");
-	snprintf(dir, sizeof(dir), "%s/test-preflight-xgmi.XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(dir, sizeof(dir), "test-preflight-xgmi");
 	snprintf(data, sizeof(data), "%s/rsmi.txt", dir);
 	snprintf(initlog, sizeof(initlog), "%s/inits.log", dir);
 	setenv("RDZV_RSMI_DOUBLE", data, 1);

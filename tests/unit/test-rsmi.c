@@ -267,31 +267,16 @@ static int soname_child(void)
 
 int main(int argc, char **argv)
 {
-	const char *d = getenv("RDZV_RSMI_DOUBLE_DIR");
-
 	(void)argc;
 	if (getenv("RDZV_TEST_RSMI_SONAME"))
 		return soname_child();
-	if (!d || !*d)
-		d = "tests/rsmi-double/.libs";
-	snprintf(lib, sizeof(lib), "%s/librsmi-double.so", d);
-	snprintf(lib_min, sizeof(lib_min), "%s/librsmi-double-min.so", d);
-	if (lib[0] != '/') {
-		char cwd[256];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			skip_all("no working directory");
-		snprintf(lib, sizeof(lib), "%s/%s/librsmi-double.so", cwd, d);
-		snprintf(lib_min, sizeof(lib_min), "%s/%s/librsmi-double-min.so", cwd, d);
-	}
+	double_path(lib, sizeof(lib), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double.so");
+	double_path(lib_min, sizeof(lib_min), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double-min.so");
 	if (access(lib, R_OK) != 0 || access(lib_min, R_OK) != 0)
 		skip_all("the ROCm SMI double is not built (make check builds it)");
-	snprintf(dir, sizeof(dir), "%s/test-rsmi.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-	                                                                   : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(dir, sizeof(dir), "test-rsmi");
 	snprintf(data, sizeof(data), "%s/rsmi.txt", dir);
 	setenv("RDZV_RSMI_DOUBLE", data, 1);
 	test_missing_and_failing();
