@@ -13,10 +13,12 @@
 #include "fabric.h"
 #include "rsmi.h"
 
-/* The helper runs as the user: the user may point it at another NVML. */
-static const char *library(void)
+/* The helper runs as the user: the user may point it at another NVML
+ * ($RDZV_NVML_LIBRARY) or ROCm SMI ($RDZV_RSMI_LIBRARY). NULL: the
+ * library's own name, searched the dynamic linker's way. */
+static const char *user_library(const char *var)
 {
-	const char *l = getenv("RDZV_NVML_LIBRARY");
+	const char *l = getenv(var);
 
 	return l && *l ? l : NULL;
 }
@@ -34,7 +36,7 @@ void pf_fabric_collect(struct pf_report *r)
 		snprintf(r->fabric_domain, sizeof(r->fabric_domain), "no NVML: out of memory");
 		return;
 	}
-	if (rdzv_fabric_read(library(), f, why, sizeof(why)) < 0) {
+	if (rdzv_fabric_read(user_library("RDZV_NVML_LIBRARY"), f, why, sizeof(why)) < 0) {
 		snprintf(r->fabric_domain, sizeof(r->fabric_domain), "%s%s",
 		         strncmp(why, "no NVML", 7) ? "no NVML: " : "", why);
 		free(f);
@@ -88,14 +90,6 @@ int pf_fabric_print(FILE *out)
 	return rv;
 }
 
-/* The helper runs as the user: the user may point it at another ROCm SMI. */
-static const char *rsmi_library(void)
-{
-	const char *l = getenv("RDZV_RSMI_LIBRARY");
-
-	return l && *l ? l : NULL;
-}
-
 /* Read ROCm SMI into r; pci is how many AMD GPUs the PCI bus shows. */
 static void xgmi_read(struct pf_report *r, unsigned pci)
 {
@@ -110,7 +104,7 @@ static void xgmi_read(struct pf_report *r, unsigned pci)
 		snprintf(r->xgmi_hive, sizeof(r->xgmi_hive), "no ROCm SMI: out of memory");
 		return;
 	}
-	if (rdzv_rsmi_read(rsmi_library(), f, why, sizeof(why)) < 0) {
+	if (rdzv_rsmi_read(user_library("RDZV_RSMI_LIBRARY"), f, why, sizeof(why)) < 0) {
 		snprintf(r->xgmi_hive, sizeof(r->xgmi_hive), "%s%s",
 		         strncmp(why, "no ROCm SMI", 11) ? "no ROCm SMI: " : "",
 		         strncmp(why, "ROCm SMI: ", 10) ? why : why + 10);
@@ -169,7 +163,7 @@ int pf_xgmi_print(FILE *out, const char *sysfs)
 	}
 	/* Asked for: ROCm SMI is read whatever the PCI bus shows, and every
 	 * GPU gets its line, not only the report's first PF_MAX_XGMI. */
-	if ((read = rdzv_rsmi_read(rsmi_library(), f, why, sizeof(why))) == 0)
+	if ((read = rdzv_rsmi_read(user_library("RDZV_RSMI_LIBRARY"), f, why, sizeof(why))) == 0)
 		for (i = 0; i < f->n; i++) {
 			rdzv_rsmi_gpu_line(&f->gpu[i], line, sizeof(line));
 			fprintf(out, "%s\n", line);

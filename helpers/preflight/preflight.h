@@ -103,6 +103,28 @@ struct pf_report {
 	char xgmi[PF_MAX_XGMI][PF_TEXT]; /* one line per AMD GPU */
 };
 
+/* A node's GPU table in a report: NVML's NVLink fabric (fabric_*) and ROCm
+ * SMI's xGMI (xgmi_*) have the same fields (read, a verdict, the node's
+ * domain or hive, why not ok, one line per GPU), which travel and print
+ * alike. Where each lies in struct pf_report, and its names on the wire
+ * and in the JSON (an object named line_key). pf_gpu_tables (report.c)
+ * lists both, in the order they travel and print. */
+struct pf_gpu_table {
+	const char *line_key, *ok_key, *node_key, *why_key; /* the wire's keys */
+	const char *json_node, *json_ok;                    /* the JSON's names */
+	size_t read_at, ok_at, node_at, why_at, n_at, lines_at; /* offsetof(struct pf_report) */
+	size_t max;                                              /* lines at most */
+};
+#define PF_GPU_TABLES 2
+extern const struct pf_gpu_table pf_gpu_tables[PF_GPU_TABLES];
+
+typedef char pf_text[PF_TEXT];
+/* The field of report r at offset at (a pf_gpu_table's), as a type *. */
+#define PF_AT(r, at, type) ((type *)(void *)((char *)(r) + (at)))
+#define PF_CONST_AT(r, at, type) ((const type *)(const void *)((const char *)(r) + (at)))
+/* GPU line i of table t in report r (read only). */
+#define PF_GPU_LINE(r, t, i) PF_CONST_AT(r, (t)->lines_at + (i) * PF_TEXT, char)
+
 /* Rank 0's decisions (phase 2). */
 struct pf_plan {
 	int gpu;                     /* run the NCCL path */

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -457,8 +458,20 @@ static int get_double(const char *v, double *out)
 
 #define COPY(dst, v) snprintf((dst), sizeof(dst), "%s", (v))
 
+const struct pf_gpu_table pf_gpu_tables[PF_GPU_TABLES] = {
+	{ "fabric", "fabric_ok", "fabric_domain", "fabric_why", "domain", "ready",
+	  offsetof(struct pf_report, fabric_read), offsetof(struct pf_report, fabric_ok),
+	  offsetof(struct pf_report, fabric_domain), offsetof(struct pf_report, fabric_why),
+	  offsetof(struct pf_report, nfabric), offsetof(struct pf_report, fabric), PF_MAX_FABRIC },
+	{ "xgmi", "xgmi_ok", "xgmi_hive", "xgmi_why", "hive", "ok",
+	  offsetof(struct pf_report, xgmi_read), offsetof(struct pf_report, xgmi_ok),
+	  offsetof(struct pf_report, xgmi_hive), offsetof(struct pf_report, xgmi_why),
+	  offsetof(struct pf_report, nxgmi), offsetof(struct pf_report, xgmi), PF_MAX_XGMI },
+};
+
 int pf_report_encode(const struct pf_report *r, char **out, size_t *len)
 {
+	const struct pf_gpu_table *t;
 	struct buf b = { 0 };
 	size_t i;
 
@@ -485,25 +498,21 @@ int pf_report_encode(const struct pf_report *r, char **out, size_t *len)
 		put(&b, "problem", "%s", r->problems[i]);
 	for (i = 0; i < r->nnet; i++)
 		put(&b, "net", "%s", r->net[i]);
-	if (r->fabric_read) {
-		put(&b, "fabric_ok", "%d", r->fabric_ok);
-		put(&b, "fabric_domain", "%s", r->fabric_domain);
-		put(&b, "fabric_why", "%s", r->fabric_why);
-		for (i = 0; i < r->nfabric; i++)
-			put(&b, "fabric", "%s", r->fabric[i]);
-	}
-	if (r->xgmi_read) {
-		put(&b, "xgmi_ok", "%d", r->xgmi_ok);
-		put(&b, "xgmi_hive", "%s", r->xgmi_hive);
-		put(&b, "xgmi_why", "%s", r->xgmi_why);
-		for (i = 0; i < r->nxgmi; i++)
-			put(&b, "xgmi", "%s", r->xgmi[i]);
+	for (t = pf_gpu_tables; t < pf_gpu_tables + PF_GPU_TABLES; t++) {
+		if (!*PF_CONST_AT(r, t->read_at, int))
+			continue;
+		put(&b, t->ok_key, "%d", *PF_CONST_AT(r, t->ok_at, int));
+		put(&b, t->node_key, "%s", PF_CONST_AT(r, t->node_at, char));
+		put(&b, t->why_key, "%s", PF_CONST_AT(r, t->why_at, char));
+		for (i = 0; i < *PF_CONST_AT(r, t->n_at, size_t); i++)
+			put(&b, t->line_key, "%s", PF_GPU_LINE(r, t, i));
 	}
 	return finish(&b, out, len);
 }
 
 static int report_kv(void *ctx, const char *k, char *v)
 {
+	const struct pf_gpu_table *t;
 	struct pf_report *r = ctx;
 	uint32_t u;
 
@@ -560,33 +569,23 @@ static int report_kv(void *ctx, const char *k, char *v)
 		pf_report_net(r, "%s", v);
 		return 0;
 	}
-	if (!strcmp(k, "fabric_ok")) {
-		r->fabric_read = 1;
-		return get_int(v, &r->fabric_ok);
-	}
-	if (!strcmp(k, "fabric_domain"))
-		return r->fabric_read = 1, COPY(r->fabric_domain, v), 0;
-	if (!strcmp(k, "fabric_why"))
-		return COPY(r->fabric_why, v), 0;
-	if (!strcmp(k, "fabric")) {
-		r->fabric_read = 1;
-		if (r->nfabric < PF_MAX_FABRIC)
-			COPY(r->fabric[r->nfabric++], v);
-		return 0;
-	}
-	if (!strcmp(k, "xgmi_ok")) {
-		r->xgmi_read = 1;
-		return get_int(v, &r->xgmi_ok);
-	}
-	if (!strcmp(k, "xgmi_hive"))
-		return r->xgmi_read = 1, COPY(r->xgmi_hive, v), 0;
-	if (!strcmp(k, "xgmi_why"))
-		return COPY(r->xgmi_why, v), 0;
-	if (!strcmp(k, "xgmi")) {
-		r->xgmi_read = 1;
-		if (r->nxgmi < PF_MAX_XGMI)
-			COPY(r->xgmi[r->nxgmi++], v);
-		return 0;
+	for (t = pf_gpu_tables; t < pf_gpu_tables + PF_GPU_TABLES; t++) {
+		size_t *n = PF_AT(r, t->n_at, size_t);
+
+		if (!strcmp(k, t->ok_key)) {
+			*PF_AT(r, t->read_at, int) = 1;
+			return get_int(v, PF_AT(r, t->ok_at, int));
+		}
+		if (!strcmp(k, t->node_key))
+			return *PF_AT(r, t->read_at, int) = 1, COPY(*PF_AT(r, t->node_at, pf_text), v), 0;
+		if (!strcmp(k, t->why_key))
+			return COPY(*PF_AT(r, t->why_at, pf_text), v), 0;
+		if (!strcmp(k, t->line_key)) {
+			*PF_AT(r, t->read_at, int) = 1;
+			if (*n < t->max)
+				COPY(PF_AT(r, t->lines_at, pf_text)[(*n)++], v);
+			return 0;
+		}
 	}
 	return 0; /* a key from a newer rank: ignored */
 }

@@ -70,50 +70,54 @@ static void node_table(FILE *f, const struct pf_run *run)
 	free(idx);
 }
 
-/* One line per GPU of each node whose local rank 0 read the fabric. */
-static void fabric_table(FILE *f, const struct pf_run *run)
+/* The line a node gets in its NVLink fabric table besides its GPUs' (no
+ * NVML, or none listed), NULL for none. */
+static const char *fabric_note(const struct pf_report *p)
 {
-	uint32_t r;
-	size_t i;
-	int head = 0;
+	int no_nvml = strncmp(p->fabric_domain, "no NVML", 7) == 0;
 
-	for (r = 0; r < run->world; r++) {
-		const struct pf_report *p = &run->reports[r];
-
-		if (!p->fabric_read)
-			continue;
-		if (!head++)
-			fprintf(f, "\n  NVLink fabric (NVML):\n");
-		if (strncmp(p->fabric_domain, "no NVML", 7) == 0 || !p->nfabric)
-			fprintf(f, "  %-16s %s\n", p->host, p->nfabric ? p->fabric_domain
-			        : strncmp(p->fabric_domain, "no NVML", 7) == 0 ? p->fabric_domain
-			        : "NVML lists no GPU");
-		for (i = 0; i < p->nfabric; i++)
-			fprintf(f, "  %-16s %s\n", p->host, p->fabric[i]);
-	}
+	if (!no_nvml && p->nfabric)
+		return NULL;
+	return no_nvml ? p->fabric_domain : "NVML lists no GPU";
 }
 
-/* One line per AMD GPU of each node whose local rank 0 read ROCm SMI
- * (only nodes with AMD GPUs do): GPU, bus id, xGMI hive, xGMI health. */
-static void xgmi_table(FILE *f, const struct pf_run *run)
+/* The same for the AMD GPUs' table (no ROCm SMI, or why none is listed). */
+static const char *xgmi_note(const struct pf_report *p)
 {
+	if (strncmp(p->xgmi_hive, "no ROCm SMI", 11) == 0)
+		return p->xgmi_hive;
+	return p->nxgmi ? NULL : p->xgmi_why;
+}
+
+/* pf_gpu_tables' headings in the summary, and their notes. */
+static const struct {
+	const char *heading;
+	const char *(*note)(const struct pf_report *p);
+} gpu_tables[PF_GPU_TABLES] = {
+	{ "NVLink fabric (NVML)", fabric_note },
+	{ "AMD GPUs, xGMI (ROCm SMI)", xgmi_note },
+};
+
+/* One line per GPU of each node whose local rank 0 read pf_gpu_tables[k]
+ * (the AMD GPUs' only on nodes that have them). */
+static void gpu_table(FILE *f, const struct pf_run *run, size_t k)
+{
+	const struct pf_gpu_table *t = &pf_gpu_tables[k];
+	const char *note;
 	uint32_t r;
 	size_t i;
 	int head = 0;
 
 	for (r = 0; r < run->world; r++) {
 		const struct pf_report *p = &run->reports[r];
-
-		if (!p->xgmi_read)
+		if (!*PF_CONST_AT(p, t->read_at, int))
 			continue;
 		if (!head++)
-			fprintf(f, "\n  AMD GPUs, xGMI (ROCm SMI):\n");
-		if (strncmp(p->xgmi_hive, "no ROCm SMI", 11) == 0)
-			fprintf(f, "  %-16s %s\n", p->host, p->xgmi_hive);
-		else if (!p->nxgmi)
-			fprintf(f, "  %-16s %s\n", p->host, p->xgmi_why);
-		for (i = 0; i < p->nxgmi; i++)
-			fprintf(f, "  %-16s %s\n", p->host, p->xgmi[i]);
+			fprintf(f, "\n  %s:\n", gpu_tables[k].heading);
+		if ((note = gpu_tables[k].note(p)))
+			fprintf(f, "  %-16s %s\n", p->host, note);
+		for (i = 0; i < *PF_CONST_AT(p, t->n_at, size_t); i++)
+			fprintf(f, "  %-16s %s\n", p->host, PF_GPU_LINE(p, t, i));
 	}
 }
 
@@ -160,7 +164,7 @@ static void rank_table(FILE *f, const struct pf_run *run)
 
 void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict *v)
 {
-	size_t i, j;
+	size_t i, j, k;
 
 	fprintf(f, PF_TAG ": %u rank%s, MASTER_ADDR=%s MASTER_PORT=%u, %s\n", run->world,
 	        run->world == 1 ? "" : "s", run->env->master_addr, run->env->master_port,
@@ -175,8 +179,8 @@ void pf_summary_print(FILE *f, const struct pf_run *run, const struct pf_verdict
 	}
 	if (run->reports) {
 		node_table(f, run);
-		fabric_table(f, run);
-		xgmi_table(f, run);
+		for (k = 0; k < PF_GPU_TABLES; k++)
+			gpu_table(f, run, k);
 		if (run->results)
 			sweep_table(f, run);
 		if (run->opts->verbose)
@@ -224,6 +228,7 @@ static void jnum(FILE *f, double x)
 static void json_rank(FILE *f, const struct pf_run *run, uint32_t r)
 {
 	const struct pf_report *p = &run->reports[r];
+	const struct pf_gpu_table *t;
 	size_t i;
 
 	fprintf(f, "{\"rank\":%u,\"host\":", r);
@@ -252,27 +257,18 @@ static void json_rank(FILE *f, const struct pf_run *run, uint32_t r)
 		jstr(f, p->vars[i].value);
 	}
 	fputc('}', f);
-	if (p->fabric_read) {
-		fputs(",\"fabric\":{\"domain\":", f);
-		jstr(f, p->fabric_domain);
-		fprintf(f, ",\"ready\":%s,\"why\":", p->fabric_ok ? "true" : "false");
-		jstr(f, p->fabric_why);
+	for (t = pf_gpu_tables; t < pf_gpu_tables + PF_GPU_TABLES; t++) {
+		if (!*PF_CONST_AT(p, t->read_at, int))
+			continue;
+		fprintf(f, ",\"%s\":{\"%s\":", t->line_key, t->json_node);
+		jstr(f, PF_CONST_AT(p, t->node_at, char));
+		fprintf(f, ",\"%s\":%s,\"why\":", t->json_ok,
+		        *PF_CONST_AT(p, t->ok_at, int) ? "true" : "false");
+		jstr(f, PF_CONST_AT(p, t->why_at, char));
 		fputs(",\"gpus\":[", f);
-		for (i = 0; i < p->nfabric; i++) {
+		for (i = 0; i < *PF_CONST_AT(p, t->n_at, size_t); i++) {
 			fputs(i ? "," : "", f);
-			jstr(f, p->fabric[i]);
-		}
-		fputs("]}", f);
-	}
-	if (p->xgmi_read) {
-		fputs(",\"xgmi\":{\"hive\":", f);
-		jstr(f, p->xgmi_hive);
-		fprintf(f, ",\"ok\":%s,\"why\":", p->xgmi_ok ? "true" : "false");
-		jstr(f, p->xgmi_why);
-		fputs(",\"gpus\":[", f);
-		for (i = 0; i < p->nxgmi; i++) {
-			fputs(i ? "," : "", f);
-			jstr(f, p->xgmi[i]);
+			jstr(f, PF_GPU_LINE(p, t, i));
 		}
 		fputs("]}", f);
 	}

@@ -4,10 +4,10 @@
  * structs this file reads; nvml.h itself is not needed to build. */
 #include "config.h"
 #include "fabric.h"
+#include "gpulib.h"
 #include "util.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,13 +72,6 @@ struct nvml {
 	nvml_ret (*fabric_v)(nvml_dev, void *);         /* nvmlDeviceGetGpuFabricInfoV */
 	nvml_ret (*fabric_v1)(nvml_dev, struct nvml_fabric_v1 *);
 };
-
-/* dlsym's object pointer into a function pointer by copy: ISO C leaves
- * the cast undefined, POSIX guarantees the representation. */
-#define LOAD(n, field, name) do { \
-	void *p_ = dlsym((n)->lib, (name)); \
-	memcpy(&(n)->field, &p_, sizeof(p_)); \
-} while (0)
 
 const char *rdzv_nvml_error_name(int rc)
 {
@@ -217,37 +210,26 @@ void rdzv_fabric_gpu_line(const struct rdzv_fabric_gpu *g, char *buf, size_t len
 static int nvml_open(struct nvml *n, const char *library, char *err, size_t errlen)
 {
 	const char *path = library && *library ? library : RDZV_NVML_SONAME;
-	const char *e;
+	const struct rdzv_gpulib_sym syms[] = {
+		{ "nvmlInit_v2", &n->init, 1 },
+		{ "nvmlShutdown", &n->shutdown, 1 },
+		{ "nvmlDeviceGetCount_v2", &n->count, 1 },
+		{ "nvmlDeviceGetHandleByIndex_v2", &n->handle, 1 },
+		{ "nvmlDeviceGetUUID", &n->uuid, 0 },
+		{ "nvmlDeviceGetPciInfo_v3", &n->pci, 0 },
+		{ "nvmlDeviceGetGpuFabricInfoV", &n->fabric_v, 0 },
+		{ "nvmlDeviceGetGpuFabricInfo", &n->fabric_v1, 0 },
+	};
+	char why[512];
 
 	memset(n, 0, sizeof(*n));
-	/* A bare name is searched the dynamic linker's way; anything else must
-	 * be the admin's absolute path (never relative to a working
-	 * directory). */
-	if (library && *library && library[0] != '/')
-		return rdzv_err(err, errlen, "NVML library '%.200s' is not an absolute path", library);
-	dlerror();
-	if (!(n->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-		e = dlerror();
-		return rdzv_err(err, errlen, "no NVML: cannot load %s: %s (is the NVIDIA driver "
-		                "installed on this node?)", path, e ? e : "unknown reason");
-	}
-	LOAD(n, init, "nvmlInit_v2");
-	LOAD(n, shutdown, "nvmlShutdown");
-	LOAD(n, count, "nvmlDeviceGetCount_v2");
-	LOAD(n, handle, "nvmlDeviceGetHandleByIndex_v2");
-	LOAD(n, uuid, "nvmlDeviceGetUUID");
-	LOAD(n, pci, "nvmlDeviceGetPciInfo_v3");
-	LOAD(n, fabric_v, "nvmlDeviceGetGpuFabricInfoV");
-	LOAD(n, fabric_v1, "nvmlDeviceGetGpuFabricInfo");
-	if (!n->init || !n->shutdown || !n->count || !n->handle) {
-		rdzv_err(err, errlen, "%s lacks %s: not an NVML library, or older than the R450 "
-		         "driver", path, !n->init ? "nvmlInit_v2" : !n->shutdown ? "nvmlShutdown"
-		         : !n->count ? "nvmlDeviceGetCount_v2" : "nvmlDeviceGetHandleByIndex_v2");
-		dlclose(n->lib);
-		n->lib = NULL;
+	if (rdzv_gpulib_check_path("NVML", library, err, errlen) < 0)
 		return -1;
-	}
-	return 0;
+	if (!(n->lib = rdzv_gpulib_open(path, why, sizeof(why))))
+		return rdzv_err(err, errlen, "no NVML: cannot load %s: %s (is the NVIDIA driver "
+		                "installed on this node?)", path, why);
+	return rdzv_gpulib_syms(&n->lib, path, syms, sizeof(syms) / sizeof(syms[0]),
+	                        "not an NVML library, or older than the R450 driver", err, errlen);
 }
 
 static void copy_fields(struct rdzv_fabric_gpu *g, const unsigned char *uuid, nvml_ret status,
@@ -392,21 +374,6 @@ static int in_fabric(const struct rdzv_fabric_gpu *g)
 	       && !zero_uuid(g->cluster);
 }
 
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...) RDZV_PRINTF(4, 5);
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (*off >= len)
-		return;
-	va_start(ap, fmt);
-	k = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		*off += (size_t)k < len - *off ? (size_t)k : len - *off - 1;
-}
-
 int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
                        unsigned *clique, char *err, size_t errlen)
 {
@@ -441,7 +408,7 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
 	}
 	if (err && errlen)
 		err[0] = '\0';
-	append(err, errlen, &off, "the GPUs of this node are not in one NVLink domain:");
+	rdzv_gpulib_append(err, errlen, &off, "the GPUs of this node are not in one NVLink domain:");
 	for (i = 0; i < f->n; i++) {
 		const struct rdzv_fabric_gpu *g = &f->gpu[i];
 
@@ -449,16 +416,17 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
 			continue;
 		rdzv_fabric_gpu_name(g, name, sizeof(name));
 		if (!in_fabric(g)) {
-			append(err, errlen, &off, " %s no fabric (%s);", name,
-			       g->query_rc ? rdzv_nvml_error_name(g->query_rc)
-			       : g->state == RDZV_FABRIC_NOT_SUPPORTED ? "state not supported"
-			       : g->status ? "registration failed" : "zero cluster UUID");
+			rdzv_gpulib_append(err, errlen, &off, " %s no fabric (%s);", name,
+			                   g->query_rc ? rdzv_nvml_error_name(g->query_rc)
+			                   : g->state == RDZV_FABRIC_NOT_SUPPORTED ? "state not supported"
+			                   : g->status ? "registration failed" : "zero cluster UUID");
 			continue;
 		}
 		rdzv_fabric_uuid_text(g->cluster, uuid, sizeof(uuid));
-		append(err, errlen, &off, " %s cluster %s clique %u%s%s;", name, uuid, g->clique,
-		       g->state != RDZV_FABRIC_COMPLETED ? ", state " : "",
-		       g->state != RDZV_FABRIC_COMPLETED ? rdzv_fabric_state_name(g->state) : "");
+		rdzv_gpulib_append(err, errlen, &off, " %s cluster %s clique %u%s%s;", name, uuid,
+		                   g->clique, g->state != RDZV_FABRIC_COMPLETED ? ", state " : "",
+		                   g->state != RDZV_FABRIC_COMPLETED ? rdzv_fabric_state_name(g->state)
+		                                                     : "");
 	}
 	if (off && err[off - 1] == ';')
 		err[off - 1] = '\0';
@@ -484,36 +452,37 @@ int rdzv_fabric_mnnvl_ready(const struct rdzv_fabric *f, char *err, size_t errle
 		rdzv_fabric_gpu_name(g, name, sizeof(name));
 		if (g->query_rc == RDZV_NVML_ERROR_NOT_SUPPORTED
 		    || (g->query_rc == 0 && g->state == RDZV_FABRIC_NOT_SUPPORTED)) {
-			append(err, errlen, &off, "%s%s: no NVLink fabric (NVML: not supported)",
-			       bad++ ? "; " : "", name);
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: no NVLink fabric (NVML: not supported)",
+			                   bad++ ? "; " : "", name);
 			continue;
 		}
 		if (g->query_rc != 0) {
-			append(err, errlen, &off, "%s%s: fabric info unreadable (NVML: %s)",
-			       bad++ ? "; " : "", name, rdzv_nvml_error_name(g->query_rc));
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: fabric info unreadable (NVML: %s)",
+			                   bad++ ? "; " : "", name, rdzv_nvml_error_name(g->query_rc));
 			continue;
 		}
 		if (g->state != RDZV_FABRIC_COMPLETED) {
-			append(err, errlen, &off, "%s%s: fabric state %s, not completed (the fabric "
-			       "manager has not registered it)", bad++ ? "; " : "", name,
-			       rdzv_fabric_state_name(g->state));
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: fabric state %s, not completed (the "
+			                   "fabric manager has not registered it)", bad++ ? "; " : "",
+			                   name, rdzv_fabric_state_name(g->state));
 			continue;
 		}
 		if (g->status != 0) {
-			append(err, errlen, &off, "%s%s: fabric registration failed (status: %s)",
-			       bad++ ? "; " : "", name, rdzv_nvml_error_name(g->status));
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: fabric registration failed (status: %s)",
+			                   bad++ ? "; " : "", name, rdzv_nvml_error_name(g->status));
 			continue;
 		}
 		if (zero_uuid(g->cluster)) {
-			append(err, errlen, &off, "%s%s: cluster UUID is zero: no multi-node NVLink "
-			       "fabric, only a single-node NVSwitch one", bad++ ? "; " : "", name);
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: cluster UUID is zero: no multi-node "
+			                   "NVLink fabric, only a single-node NVSwitch one",
+			                   bad++ ? "; " : "", name);
 			continue;
 		}
 		if (g->have_health && rdzv_fabric_health_faults(g->health_mask, g->have_summary,
 		                                                g->summary, faults,
 		                                                sizeof(faults)) > 0)
-			append(err, errlen, &off, "%s%s: fabric health: %s", bad++ ? "; " : "", name,
-			       faults);
+			rdzv_gpulib_append(err, errlen, &off, "%s%s: fabric health: %s",
+			                   bad++ ? "; " : "", name, faults);
 	}
 	if (nread == 0 && f->total)
 		return rdzv_err(err, errlen, "NVML lists %u GPUs, none accessible to this step",

@@ -4,13 +4,13 @@
  * whose largest value is 0xFFFFFFFF), the xGMI status enum, and the
  * signatures of the calls made; rocm_smi.h itself is not needed to build. */
 #include "config.h"
+#include "gpulib.h"
 #include "rsmi.h"
 #include "util.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +29,6 @@ struct rsmi {
 	rsmi_ret (*unique_id)(uint32_t, uint64_t *);
 	rsmi_ret (*name)(uint32_t, char *, size_t);
 };
-
-/* dlsym's object pointer into a function pointer by copy: ISO C leaves
- * the cast undefined, POSIX guarantees the representation. */
-#define LOAD(r, field, sym) do { \
-	void *p_ = dlsym((r)->lib, (sym)); \
-	memcpy(&(r)->field, &p_, sizeof(p_)); \
-} while (0)
 
 const char *rdzv_rsmi_status_name(unsigned rc)
 {
@@ -113,30 +106,30 @@ void rdzv_rsmi_gpu_line(const struct rdzv_rsmi_gpu *g, char *buf, size_t len)
 
 static int try_open(struct rsmi *r, const char *path, char *why, size_t whylen)
 {
-	const char *e;
-
-	dlerror();
-	if ((r->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
-		r->path = path;
-		return 0;
-	}
-	e = dlerror();
-	snprintf(why, whylen, "%s", e ? e : "unknown reason");
-	return -1;
+	if (!(r->lib = rdzv_gpulib_open(path, why, whylen)))
+		return -1;
+	r->path = path;
+	return 0;
 }
 
 static int rsmi_open(struct rsmi *r, const char *library, char *err, size_t errlen)
 {
+	const struct rdzv_gpulib_sym syms[] = {
+		{ "rsmi_init", &r->init, 1 },
+		{ "rsmi_shut_down", &r->shut_down, 1 },
+		{ "rsmi_num_monitor_devices", &r->count, 1 },
+		{ "rsmi_dev_pci_id_get", &r->pci_id, 1 },
+		{ "rsmi_dev_xgmi_hive_id_get", &r->hive_id, 1 },
+		{ "rsmi_dev_xgmi_error_status", &r->xgmi_status, 1 },
+		{ "rsmi_dev_unique_id_get", &r->unique_id, 0 },
+		{ "rsmi_dev_name_get", &r->name, 0 },
+	};
 	char why[512], why2[512];
-	const char *missing;
 
 	memset(r, 0, sizeof(*r));
-	/* A bare name is searched the dynamic linker's way; anything else must
-	 * be an absolute path (never relative to a working directory). */
+	if (rdzv_gpulib_check_path("ROCm SMI", library, err, errlen) < 0)
+		return -1;
 	if (library && *library) {
-		if (library[0] != '/')
-			return rdzv_err(err, errlen, "ROCm SMI library '%.200s' is not an absolute path",
-			                library);
 		if (try_open(r, library, why, sizeof(why)) < 0)
 			return rdzv_err(err, errlen, "no ROCm SMI: cannot load %s: %s (is ROCm installed "
 			                "on this node?)", library, why);
@@ -148,26 +141,8 @@ static int rsmi_open(struct rsmi *r, const char *library, char *err, size_t errl
 			                "installed on this node?)", RDZV_RSMI_SONAME, why,
 			                RDZV_RSMI_SONAME_DEV);
 	}
-	LOAD(r, init, "rsmi_init");
-	LOAD(r, shut_down, "rsmi_shut_down");
-	LOAD(r, count, "rsmi_num_monitor_devices");
-	LOAD(r, pci_id, "rsmi_dev_pci_id_get");
-	LOAD(r, hive_id, "rsmi_dev_xgmi_hive_id_get");
-	LOAD(r, xgmi_status, "rsmi_dev_xgmi_error_status");
-	LOAD(r, unique_id, "rsmi_dev_unique_id_get");
-	LOAD(r, name, "rsmi_dev_name_get");
-	missing = !r->init ? "rsmi_init" : !r->shut_down ? "rsmi_shut_down"
-	          : !r->count ? "rsmi_num_monitor_devices" : !r->pci_id ? "rsmi_dev_pci_id_get"
-	          : !r->hive_id ? "rsmi_dev_xgmi_hive_id_get"
-	          : !r->xgmi_status ? "rsmi_dev_xgmi_error_status" : NULL;
-	if (missing) {
-		rdzv_err(err, errlen, "%s lacks %s: not a ROCm SMI library, or one too old for rdzv",
-		         r->path, missing);
-		dlclose(r->lib);
-		r->lib = NULL;
-		return -1;
-	}
-	return 0;
+	return rdzv_gpulib_syms(&r->lib, r->path, syms, sizeof(syms) / sizeof(syms[0]),
+	                        "not a ROCm SMI library, or one too old for rdzv", err, errlen);
 }
 
 static void read_gpu(const struct rsmi *r, uint32_t i, struct rdzv_rsmi_gpu *g)
@@ -235,21 +210,6 @@ out:
 	return rv;
 }
 
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...) RDZV_PRINTF(4, 5);
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (!buf || *off >= len)
-		return;
-	va_start(ap, fmt);
-	k = vsnprintf(buf + *off, len - *off, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		*off += (size_t)k < len - *off ? (size_t)k : len - *off - 1;
-}
-
 /* In a hive: read, and not zero. */
 static int in_hive(const struct rdzv_rsmi_gpu *g)
 {
@@ -284,11 +244,11 @@ int rdzv_rsmi_hive(const struct rdzv_rsmi *r, uint64_t *hive, char *err, size_t 
 	}
 	if (err && errlen)
 		err[0] = '\0';
-	append(err, errlen, &off, "the GPUs of this node are not in one xGMI hive:");
+	rdzv_gpulib_append(err, errlen, &off, "the GPUs of this node are not in one xGMI hive:");
 	for (i = 0; i < r->n; i++) {
 		rdzv_rsmi_gpu_name(&r->gpu[i], name, sizeof(name));
 		hive_text(&r->gpu[i], h, sizeof(h));
-		append(err, errlen, &off, " %s %s;", name, h);
+		rdzv_gpulib_append(err, errlen, &off, " %s %s;", name, h);
 	}
 	if (off && err[off - 1] == ';')
 		err[off - 1] = '\0';
@@ -310,7 +270,7 @@ int rdzv_rsmi_xgmi_ok(const struct rdzv_rsmi *r, char *err, size_t errlen)
 		if (!fault)
 			continue;
 		rdzv_rsmi_gpu_name(&r->gpu[i], name, sizeof(name));
-		append(err, errlen, &off, "%s%s: %s", bad++ ? "; " : "", name, fault);
+		rdzv_gpulib_append(err, errlen, &off, "%s%s: %s", bad++ ? "; " : "", name, fault);
 	}
 	return bad ? -1 : 0;
 }

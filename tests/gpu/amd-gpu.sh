@@ -12,12 +12,7 @@
 # verdict agrees with the kernel's xgmi_hive_info in sysfs. Prints TAP; what
 # each tool said is printed as comments.
 set -u
-src=$(cd "$(dirname "$0")/../.." && pwd)
-b=${1:-}
-[ -n "$b" ] || for d in "$src/_build" "$src"; do [ -x "$d/helpers/rdzv-preflight" ] && b=$d && break; done
-bin=${b:+$b/helpers/rdzv-preflight}
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "$(dirname "$0")/gpu-lib.sh"
 lower() { tr 'A-F' 'a-f'; }
 
 # Index and bus id of every GPU, "N 0000:c1:00.0" per line, from rocm-smi or amd-smi.
@@ -32,15 +27,11 @@ else
 fi
 ngpu=$(printf '%s\n' "$ref" | grep -c '^[0-9]')
 if [ "$ngpu" -lt 1 ]; then echo "1..0 # SKIP no AMD GPU ($tool lists none)"; exit 0; fi
-if [ -z "$bin" ] || [ ! -x "$bin" ]; then echo "1..0 # SKIP rdzv-preflight not built (give BUILDDIR)"; exit 0; fi
+need_preflight
 printf '%s\n' "$ref" | sed "s/^/# $tool: GPU /"
 
-out=$("$bin" --xgmi 2>&1); rc=$?
-printf '%s\n' "$out" | sed 's/^/# /'
-ok "$([ "$rc" -le 1 ] && echo 0 || echo 1)" "rdzv-preflight --xgmi exits normally (rc $rc, not a crash)"
-ok "$rc" "ROCm SMI loaded and listed the GPUs"
-lines=$(printf '%s\n' "$out" | grep -c '^GPU [0-9]* ')
-ok "$([ "$lines" -eq "$ngpu" ] && echo 0 || echo 1)" "one line per GPU ($lines lines, $tool lists $ngpu)"
+run_preflight --xgmi "ROCm SMI loaded and listed the GPUs"
+one_line_per_gpu '^GPU [0-9]* ' "$tool" "$ngpu"
 bad=$(printf '%s\n' "$out" | grep '^GPU [0-9]* ' | grep -Evc '(no xGMI hive|xGMI hive 0x[0-9a-f]+), (xGMI ok|xGMI error|xGMI multiple errors|xGMI health not reported)$')
 ok "$([ "$bad" -eq 0 ] && echo 0 || echo 1)" "every line names a hive (or none) and the xGMI health ($bad other)"
 
@@ -85,5 +76,4 @@ elif [ "$(printf '%s\n' "$ids" | wc -l)" -eq 1 ]; then
 else
 	ok "$(printf '%s\n' "$node" | grep -q 'not in one xGMI hive' && echo 0 || echo 1)" "GPUs in several hives (sysfs): the node says so"
 fi
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

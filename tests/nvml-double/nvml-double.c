@@ -19,17 +19,13 @@
  *   fail CALL CODE   the NVML call named CALL returns CODE
  *   deny INDEX       nvmlDeviceGetHandleByIndex_v2(INDEX) says NO_PERMISSION
  *   log PATH         append "init PID" to PATH at each nvmlInit_v2
+ * (fail and log are read as in every double: tests/lib/double-config.h.)
  * Built twice: with RDZV_DOUBLE_NO_V the library lacks
  * nvmlDeviceGetGpuFabricInfoV altogether (a driver before R550). */
 #define _GNU_SOURCE 1 /* dladdr */
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "../lib/double-config.h"
 
 #define GPUS_MAX 64
-#define FAILS_MAX 8
 
 enum { OK = 0, UNINITIALIZED = 1, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3,
        NO_PERMISSION = 4, ARGUMENT_VERSION_MISMATCH = 25, UNKNOWN = 999 };
@@ -78,11 +74,7 @@ static struct {
 	int inited;
 	unsigned n;
 	struct gpu gpu[GPUS_MAX];
-	struct {
-		char call[64];
-		int code;
-	} fail[FAILS_MAX];
-	unsigned nfail;
+	struct double_fails fails;
 } dbl;
 
 /* The exported calls (prototypes: -Wmissing-prototypes). */
@@ -99,12 +91,7 @@ int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info);
 
 static int failing(const char *call)
 {
-	unsigned i;
-
-	for (i = 0; i < dbl.nfail; i++)
-		if (strcmp(dbl.fail[i].call, call) == 0)
-			return dbl.fail[i].code;
-	return OK;
+	return (int)double_failing(&dbl.fails, call, -1);
 }
 
 static int parse_uuid(const char *s, unsigned char out[16])
@@ -140,86 +127,37 @@ static int parse_state(const char *s, unsigned *st)
 	return -1;
 }
 
-static const char *data_path(char *buf, size_t len)
+/* A deny or gpu line (see double_load). */
+static int own_line(const char *line)
 {
-	const char *env = getenv("RDZV_NVML_DOUBLE");
-	Dl_info info;
-	char *slash;
+	char w[8][100];
+	struct gpu *g;
+	int k;
 
-	if (env && *env)
-		return env;
-	if (!dladdr((void *)&dbl, &info) || !info.dli_fname)
-		return NULL;
-	snprintf(buf, len, "%s", info.dli_fname);
-	if (!(slash = strrchr(buf, '/')))
-		return NULL;
-	snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "nvml-double.txt");
-	return buf;
-}
-
-static int load(void)
-{
-	char pathbuf[4096], line[512];
-	const char *path = data_path(pathbuf, sizeof(pathbuf));
-	FILE *f;
-	unsigned lineno = 0;
-
-	memset(&dbl, 0, sizeof(dbl));
-	if (!path || !(f = fopen(path, "r"))) {
-		fprintf(stderr, "nvml-double: no data file (%s)\n", path ? path : "?");
-		return UNKNOWN;
+	if (sscanf(line, "deny %d", &k) == 1) {
+		if (k >= 0 && k < GPUS_MAX)
+			dbl.gpu[k].denied = 1;
+		return 0;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char w[8][100], logpath[400];
-		struct gpu *g;
-		int k;
-
-		lineno++;
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		if (sscanf(line, "fail %63s %d", dbl.fail[dbl.nfail % FAILS_MAX].call,
-		           &dbl.fail[dbl.nfail % FAILS_MAX].code) == 2) {
-			dbl.nfail = dbl.nfail < FAILS_MAX ? dbl.nfail + 1 : FAILS_MAX;
-			continue;
-		}
-		if (sscanf(line, "deny %d", &k) == 1) {
-			if (k >= 0 && k < GPUS_MAX)
-				dbl.gpu[k].denied = 1;
-			continue;
-		}
-		if (sscanf(line, "log %399s", logpath) == 1) {
-			FILE *lf = fopen(logpath, "a");
-
-			if (lf) {
-				fprintf(lf, "init %ld\n", (long)getpid());
-				fclose(lf);
-			}
-			continue;
-		}
-		if (dbl.n >= GPUS_MAX)
-			break;
-		g = &dbl.gpu[dbl.n];
-		k = sscanf(line, "gpu %95s %31s %u %99s %u %99s %d %99s %u", g->uuid, g->busid,
-		           &g->versions, w[0], &g->clique, w[1], &g->status, w[2], &g->summary);
-		if (k < 8 || parse_uuid(w[0], g->cluster) < 0 || parse_state(w[1], &g->state) < 0) {
-			fprintf(stderr, "nvml-double: %s:%u: bad line\n", path, lineno);
-			fclose(f);
-			return UNKNOWN;
-		}
-		g->health = (unsigned)strtoul(w[2], NULL, 0);
-		dbl.n++;
-	}
-	fclose(f);
-	return OK;
+	if (dbl.n >= GPUS_MAX)
+		return 1;
+	g = &dbl.gpu[dbl.n];
+	k = sscanf(line, "gpu %95s %31s %u %99s %u %99s %d %99s %u", g->uuid, g->busid,
+	           &g->versions, w[0], &g->clique, w[1], &g->status, w[2], &g->summary);
+	if (k < 8 || parse_uuid(w[0], g->cluster) < 0 || parse_state(w[1], &g->state) < 0)
+		return -1;
+	g->health = (unsigned)strtoul(w[2], NULL, 0);
+	dbl.n++;
+	return 0;
 }
 
 int nvmlInit_v2(void)
 {
-	int rc = load();
+	static const struct double_file file = { "nvml-double", "RDZV_NVML_DOUBLE",
+		                                     "nvml-double.txt", &dbl, own_line };
 
-	if (rc == OK && (rc = failing("nvmlInit_v2")) == OK)
-		dbl.inited = 1;
-	return rc;
+	memset(&dbl, 0, sizeof(dbl));
+	return (int)double_init(&file, &dbl.fails, &dbl.inited, "nvmlInit_v2", UNKNOWN);
 }
 
 int nvmlShutdown(void)

@@ -16,18 +16,15 @@
  *   fail CALL CODE [INDEX]   the call named CALL returns status CODE (for
  *                            one device INDEX only, when given)
  *   log PATH                 append "init PID" to PATH at each rsmi_init
+ * (fail and log are read as in every double: tests/lib/double-config.h.)
  * Built twice: with RDZV_DOUBLE_MINIMAL the library lacks the optional
  * rsmi_dev_unique_id_get and rsmi_dev_name_get. */
 #define _GNU_SOURCE 1 /* dladdr */
-#include <dlfcn.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+
+#include "../lib/double-config.h"
 
 #define GPUS_MAX 64
-#define FAILS_MAX 8
 
 enum { OK = 0, INVALID_ARGS = 1, NOT_SUPPORTED = 2, INIT_ERROR = 8, INSUFFICIENT_SIZE = 11 };
 
@@ -41,12 +38,7 @@ static struct {
 	int inited;
 	unsigned n;
 	struct gpu gpu[GPUS_MAX];
-	struct {
-		char call[64];
-		unsigned code;
-		int index; /* -1: every device */
-	} fail[FAILS_MAX];
-	unsigned nfail;
+	struct double_fails fails;
 } dbl;
 
 /* The exported calls (prototypes: -Wmissing-prototypes). The status is an
@@ -64,103 +56,41 @@ uint32_t rsmi_dev_name_get(uint32_t dv, char *name, size_t len);
 
 static unsigned failing(const char *call, int index)
 {
-	unsigned i;
-
-	for (i = 0; i < dbl.nfail; i++)
-		if (strcmp(dbl.fail[i].call, call) == 0
-		    && (dbl.fail[i].index < 0 || dbl.fail[i].index == index))
-			return dbl.fail[i].code;
-	return OK;
+	return double_failing(&dbl.fails, call, index);
 }
 
-static const char *data_path(char *buf, size_t len)
+/* A gpu line (see double_load). */
+static int gpu_line(const char *line)
 {
-	const char *env = getenv("RDZV_RSMI_DOUBLE");
-	Dl_info info;
-	char *slash;
+	char w[4][100];
+	struct gpu *g;
+	int k, at = 0;
 
-	if (env && *env)
-		return env;
-	if (!dladdr((void *)&dbl, &info) || !info.dli_fname)
-		return NULL;
-	snprintf(buf, len, "%s", info.dli_fname);
-	if (!(slash = strrchr(buf, '/')))
-		return NULL;
-	snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "rsmi-double.txt");
-	return buf;
-}
-
-static unsigned load(void)
-{
-	char pathbuf[4096], line[512];
-	const char *path = data_path(pathbuf, sizeof(pathbuf));
-	FILE *f;
-	unsigned lineno = 0;
-
-	memset(&dbl, 0, sizeof(dbl));
-	if (!path || !(f = fopen(path, "r"))) {
-		fprintf(stderr, "rsmi-double: no data file (%s)\n", path ? path : "?");
-		return INIT_ERROR;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char w[4][100], logpath[400], call[64];
-		struct gpu *g;
-		unsigned code;
-		int k, idx, at = 0;
-
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if ((k = sscanf(line, "fail %63s %u %d", call, &code, &idx)) >= 2) {
-			if (dbl.nfail < FAILS_MAX) {
-				snprintf(dbl.fail[dbl.nfail].call, sizeof(dbl.fail[0].call), "%s", call);
-				dbl.fail[dbl.nfail].code = code;
-				dbl.fail[dbl.nfail].index = k == 3 ? idx : -1;
-				dbl.nfail++;
-			}
-			continue;
-		}
-		if (sscanf(line, "log %399s", logpath) == 1) {
-			FILE *lf = fopen(logpath, "a");
-
-			if (lf) {
-				fprintf(lf, "init %ld\n", (long)getpid());
-				fclose(lf);
-			}
-			continue;
-		}
-		if (dbl.n >= GPUS_MAX)
-			break;
-		g = &dbl.gpu[dbl.n];
-		memset(g, 0, sizeof(*g));
-		k = sscanf(line, "gpu %99s %99s %u %99s %n", w[0], w[1], &g->xgmi, w[2], &at);
-		if (k < 3) {
-			fprintf(stderr, "rsmi-double: %s:%u: bad line\n", path, lineno);
-			fclose(f);
-			return INIT_ERROR;
-		}
-		g->bdfid = strtoull(w[0], NULL, 0);
-		g->hive = strtoull(w[1], NULL, 0);
-		if (k == 4)
-			g->unique = strtoull(w[2], NULL, 0);
-		if (k == 4 && at > 0)
-			snprintf(g->name, sizeof(g->name), "%s", line + at);
-		dbl.n++;
-	}
-	fclose(f);
-	return OK;
+	if (dbl.n >= GPUS_MAX)
+		return 1;
+	g = &dbl.gpu[dbl.n];
+	memset(g, 0, sizeof(*g));
+	k = sscanf(line, "gpu %99s %99s %u %99s %n", w[0], w[1], &g->xgmi, w[2], &at);
+	if (k < 3)
+		return -1;
+	g->bdfid = strtoull(w[0], NULL, 0);
+	g->hive = strtoull(w[1], NULL, 0);
+	if (k == 4)
+		g->unique = strtoull(w[2], NULL, 0);
+	if (k == 4 && at > 0)
+		snprintf(g->name, sizeof(g->name), "%s", line + at);
+	dbl.n++;
+	return 0;
 }
 
 uint32_t rsmi_init(uint64_t flags)
 {
-	unsigned rc;
+	static const struct double_file file = { "rsmi-double", "RDZV_RSMI_DOUBLE",
+		                                     "rsmi-double.txt", &dbl, gpu_line };
 
 	(void)flags;
-	rc = load();
-	if (rc == OK && (rc = failing("rsmi_init", -1)) == OK)
-		dbl.inited = 1;
-	return rc;
+	memset(&dbl, 0, sizeof(dbl));
+	return double_init(&file, &dbl.fails, &dbl.inited, "rsmi_init", INIT_ERROR);
 }
 
 uint32_t rsmi_shut_down(void)

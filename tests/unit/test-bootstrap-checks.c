@@ -5,57 +5,9 @@
 #include "config.h"
 #include "preflight.h"
 #include "tap.h"
+#include "pf-fixtures.h"
 
 #include <stdlib.h>
-
-static struct pf_opts opts;
-static struct pf_env env;
-
-static void mk(struct pf_report *r, uint32_t rank, uint32_t world, const char *host,
-               uint32_t local, uint32_t lworld, const char *busid)
-{
-	memset(r, 0, sizeof(*r));
-	r->rank = rank;
-	r->world = world;
-	r->local_rank = local;
-	r->local_world = lworld;
-	snprintf(r->host, sizeof(r->host), "%s", host);
-	snprintf(r->master_addr, sizeof(r->master_addr), "n1");
-	r->master_port = 29500;
-	r->gpu_count = busid ? 4 : 0;
-	r->gpu_index = busid ? (int)local : -1;
-	if (busid)
-		snprintf(r->gpu_busid, sizeof(r->gpu_busid), "%s", busid);
-}
-
-static const struct pf_check *find(const struct pf_verdict *v, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < v->nchecks; i++)
-		if (strcmp(v->check[i].name, name) == 0)
-			return &v->check[i];
-	return NULL;
-}
-
-static int has_detail(const struct pf_check *c, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; c && i < c->ndetails; i++)
-		if (strstr(c->details[i], needle))
-			return 1;
-	return 0;
-}
-
-static void run_init(struct pf_run *run, struct pf_report *reps, uint32_t world)
-{
-	memset(run, 0, sizeof(*run));
-	run->opts = &opts;
-	run->env = &env;
-	run->world = world;
-	run->reports = reps;
-}
 
 static void test_decode_refuses_garbage(void)
 {
@@ -100,7 +52,7 @@ static void test_roundtrip(void)
 	char *text = NULL, err[256];
 	size_t len = 0;
 
-	mk(&a, 3, 8, "n2", 1, 4, "0000:3b:00.0");
+	pf_mk(&a, 3, 8, "n2", 1, 4, "0000:3b:00.0");
 	snprintf(a.cpus, sizeof(a.cpus), "0-3,8");
 	snprintf(a.cvd, sizeof(a.cvd), "0,1,2,3");
 	a.cvd_set = 1;
@@ -162,10 +114,10 @@ static void test_good_run_passes(void)
 	struct pf_run run;
 	uint32_t r, idx[4];
 
-	mk(&reps[0], 0, 4, "n1", 0, 2, "0000:3b:00.0");
-	mk(&reps[1], 1, 4, "n1", 1, 2, "0000:5e:00.0");
-	mk(&reps[2], 2, 4, "n2", 0, 2, "0000:3b:00.0"); /* same bus id, other node: fine */
-	mk(&reps[3], 3, 4, "n2", 1, 2, "0000:5e:00.0");
+	pf_mk(&reps[0], 0, 4, "n1", 0, 2, "0000:3b:00.0");
+	pf_mk(&reps[1], 1, 4, "n1", 1, 2, "0000:5e:00.0");
+	pf_mk(&reps[2], 2, 4, "n2", 0, 2, "0000:3b:00.0"); /* same bus id, other node: fine */
+	pf_mk(&reps[3], 3, 4, "n2", 1, 2, "0000:5e:00.0");
 	is_int(pf_node_map(reps, 4, idx), 2, "two nodes");
 	ok(idx[0] == 0 && idx[1] == 0 && idx[2] == 1 && idx[3] == 1, "numbered by first rank");
 	memset(&plan, 0, sizeof(plan));
@@ -191,15 +143,15 @@ static void test_good_run_passes(void)
 
 	/* A slow node: intra-node busbw far below the others. */
 	res[2].node_busbw = res[3].node_busbw = 30;
-	mk(&reps[2], 2, 4, "n2", 0, 2, "0000:3b:00.0");
+	pf_mk(&reps[2], 2, 4, "n2", 0, 2, "0000:3b:00.0");
 	{
 		struct pf_report more[6];
 		struct pf_result mres[6];
 
 		memcpy(more, reps, sizeof(reps));
 		memcpy(mres, res, sizeof(res));
-		mk(&more[4], 4, 6, "n3", 0, 2, "0000:3b:00.0");
-		mk(&more[5], 5, 6, "n3", 1, 2, "0000:5e:00.0");
+		pf_mk(&more[4], 4, 6, "n3", 0, 2, "0000:3b:00.0");
+		pf_mk(&more[5], 5, 6, "n3", 1, 2, "0000:5e:00.0");
 		mres[4] = mres[0];
 		mres[5] = mres[0];
 		for (r = 0; r < 6; r++)
@@ -225,9 +177,9 @@ static void test_broken_runs_fail(void)
 	const struct pf_check *c;
 
 	memset(&plan, 0, sizeof(plan));
-	mk(&reps[0], 0, 3, "n1", 0, 2, "0000:3b:00.0");
-	mk(&reps[1], 1, 3, "n1", 1, 2, "0000:3b:00.0");
-	mk(&reps[2], 2, 3, "n2", 0, 1, "0000:3b:00.0");
+	pf_mk(&reps[0], 0, 3, "n1", 0, 2, "0000:3b:00.0");
+	pf_mk(&reps[1], 1, 3, "n1", 1, 2, "0000:3b:00.0");
+	pf_mk(&reps[2], 2, 3, "n2", 0, 1, "0000:3b:00.0");
 	run_init(&run, reps, 3);
 	run.plan = &plan;
 	pf_verdict_compute(&run, &v);
@@ -236,18 +188,18 @@ static void test_broken_runs_fail(void)
 	ok(has_detail(c, "duplicate GPU on n1: ranks 0 and 1 both use 0000:3b:00.0"),
 	   "the node, ranks and GPU are named");
 
-	mk(&reps[1], 1, 3, "n1", 0, 2, "0000:5e:00.0");
+	pf_mk(&reps[1], 1, 3, "n1", 0, 2, "0000:5e:00.0");
 	pf_verdict_compute(&run, &v);
 	c = find(&v, "rendezvous");
 	ok(c && c->status == PF_FAIL && has_detail(c, "rank 1 (n1) has LOCAL_RANK=0 like another"),
 	   "two ranks with LOCAL_RANK=0 on a node fail the rendezvous");
 
-	mk(&reps[1], 1, 3, "n1", 1, 3, "0000:5e:00.0");
+	pf_mk(&reps[1], 1, 3, "n1", 1, 3, "0000:5e:00.0");
 	pf_verdict_compute(&run, &v);
 	c = find(&v, "rendezvous");
 	ok(c && has_detail(c, "LOCAL_WORLD_SIZE=3 but the node runs 2"), "a wrong LOCAL_WORLD_SIZE is named");
 
-	mk(&reps[1], 1, 3, "n1", 1, 2, "0000:5e:00.0");
+	pf_mk(&reps[1], 1, 3, "n1", 1, 2, "0000:5e:00.0");
 	pf_report_net(&reps[2], "NCCL_SOCKET_IFNAME=ib9 matches nothing");
 	pf_verdict_compute(&run, &v);
 	c = find(&v, "binding");
@@ -342,9 +294,9 @@ static void test_fabric(void)
 	char *blob = NULL, err[256];
 	size_t len = 0;
 
-	mk(&reps[0], 0, 3, "n1", 0, 2, "0000:3b:00.0");
-	mk(&reps[1], 1, 3, "n1", 1, 2, "0000:5e:00.0");
-	mk(&reps[2], 2, 3, "n2", 0, 1, "0000:3b:00.0");
+	pf_mk(&reps[0], 0, 3, "n1", 0, 2, "0000:3b:00.0");
+	pf_mk(&reps[1], 1, 3, "n1", 1, 2, "0000:5e:00.0");
+	pf_mk(&reps[2], 2, 3, "n2", 0, 1, "0000:3b:00.0");
 	run_init(&run, reps, 3);
 	pf_verdict_compute(&run, &v);
 	ok(!find(&v, "fabric"), "no node read the fabric (--cpu): no fabric check");

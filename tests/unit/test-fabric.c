@@ -6,6 +6,7 @@
 #include "config.h"
 #include "fabric.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -278,28 +279,13 @@ static void test_domain(void)
 
 int main(void)
 {
-	const char *d = getenv("RDZV_NVML_DOUBLE_DIR");
-
-	if (!d || !*d)
-		d = "tests/nvml-double/.libs";
-	snprintf(lib, sizeof(lib), "%s/libnvml-double.so", d);
-	snprintf(lib_nov, sizeof(lib_nov), "%s/libnvml-double-nov.so", d);
-	if (lib[0] != '/') {
-		char cwd[256];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			skip_all("no working directory");
-		snprintf(lib, sizeof(lib), "%s/%s/libnvml-double.so", cwd, d);
-		snprintf(lib_nov, sizeof(lib_nov), "%s/%s/libnvml-double-nov.so", cwd, d);
-	}
+	double_path(lib, sizeof(lib), "RDZV_NVML_DOUBLE_DIR", "tests/nvml-double/.libs",
+	            "libnvml-double.so");
+	double_path(lib_nov, sizeof(lib_nov), "RDZV_NVML_DOUBLE_DIR", "tests/nvml-double/.libs",
+	            "libnvml-double-nov.so");
 	if (access(lib, R_OK) != 0 || access(lib_nov, R_OK) != 0)
 		skip_all("the NVML double is not built (make check builds it)");
-	snprintf(dir, sizeof(dir), "%s/test-fabric.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-	                                                                     : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(dir, sizeof(dir), "test-fabric");
 	snprintf(data, sizeof(data), "%s/nvml.txt", dir);
 	setenv("RDZV_NVML_DOUBLE", data, 1);
 	test_missing_and_failing();

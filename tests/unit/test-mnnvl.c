@@ -8,6 +8,7 @@
 #include "mnnvl.h"
 #include "profile.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -21,16 +22,6 @@
 
 static char root[256], devdir[400], data[300], lib[600];
 static int can_mknod;
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
 
 static void channel(unsigned n)
 {
@@ -258,12 +249,7 @@ int main(void)
 		snprintf(lib, sizeof(lib), "%s/%s/libnvml-double.so", cwd, d);
 	if (access(lib, R_OK) != 0)
 		skip_all("the NVML double is not built (make check builds it)");
-	snprintf(root, sizeof(root), "%s/test-mnnvl.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-	                                                                      : "/tmp");
-	if (!mkdtemp(root)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(root, sizeof(root), "test-mnnvl");
 	snprintf(devdir, sizeof(devdir), "%s/dev/nvidia-caps-imex-channels", root);
 	snprintf(data, sizeof(data), "%s/nvml.txt", root);
 	setenv("RDZV_NVML_DOUBLE", data, 1);

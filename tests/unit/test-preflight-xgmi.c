@@ -7,14 +7,14 @@
 #include "config.h"
 #include "preflight.h"
 #include "tap.h"
+#include "fs-fixtures.h"
+#include "pf-fixtures.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct pf_opts opts;
-static struct pf_env env;
 static char dir[256], data[300], lib[600], sys_amd[300], sys_none[300], initlog[300];
 
 /* summary.c names the build; the GPU code is not linked here. */
@@ -23,87 +23,12 @@ const char *pf_gpu_build(void)
 	return "built without CUDA/NCCL";
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
-
-static void mkdirs(const char *path)
-{
-	char p[700], *s;
-
-	snprintf(p, sizeof(p), "%s", path);
-	for (s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(p, 0700);
-			*s = '/';
-		}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-		printf("Bail out! mkdir %s\n", p);
-		exit(1);
-	}
-}
-
-static void pci_dev(const char *root, const char *bdf, const char *vendor, const char *cls)
-{
-	char p[700];
-
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", root, bdf);
-	mkdirs(p);
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/vendor", root, bdf);
-	write_file(p, vendor);
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/class", root, bdf);
-	write_file(p, cls);
-}
-
+/* A rank's report without a CUDA GPU: the GPU count unknown. */
 static void mk(struct pf_report *r, uint32_t rank, uint32_t world, const char *host,
                uint32_t local, uint32_t lworld)
 {
-	memset(r, 0, sizeof(*r));
-	r->rank = rank;
-	r->world = world;
-	r->local_rank = local;
-	r->local_world = lworld;
-	snprintf(r->host, sizeof(r->host), "%s", host);
-	snprintf(r->master_addr, sizeof(r->master_addr), "n1");
-	r->master_port = 29500;
+	pf_mk(r, rank, world, host, local, lworld, NULL);
 	r->gpu_count = -1;
-	r->gpu_index = -1;
-}
-
-static const struct pf_check *find(const struct pf_verdict *v, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < v->nchecks; i++)
-		if (strcmp(v->check[i].name, name) == 0)
-			return &v->check[i];
-	return NULL;
-}
-
-static int has_detail(const struct pf_check *c, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; c && i < c->ndetails; i++)
-		if (strstr(c->details[i], needle))
-			return 1;
-	return 0;
-}
-
-static void run_init(struct pf_run *run, struct pf_report *reps, uint32_t world)
-{
-	memset(run, 0, sizeof(*run));
-	run->opts = &opts;
-	run->env = &env;
-	run->world = world;
-	run->reports = reps;
 }
 
 /* Collect on a node whose PCI tree is sysfs, the double answering text. */
@@ -320,30 +245,16 @@ static void test_summary(void)
 
 int main(void)
 {
-	const char *d = getenv("RDZV_RSMI_DOUBLE_DIR");
 	char p[400];
 
 	opts.outlier = 0.7;
 	snprintf(env.master_addr, sizeof(env.master_addr), "n1");
 	env.master_port = 29500;
-	if (!d || !*d)
-		d = "tests/rsmi-double/.libs";
-	snprintf(lib, sizeof(lib), "%s/librsmi-double.so", d);
-	if (lib[0] != '/') {
-		char cwd[256];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			skip_all("no working directory");
-		snprintf(lib, sizeof(lib), "%s/%s/librsmi-double.so", cwd, d);
-	}
+	double_path(lib, sizeof(lib), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double.so");
 	if (access(lib, R_OK) != 0)
 		skip_all("the ROCm SMI double is not built (make check builds it)");
-	snprintf(dir, sizeof(dir), "%s/test-preflight-xgmi.XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(dir, sizeof(dir), "test-preflight-xgmi");
 	snprintf(data, sizeof(data), "%s/rsmi.txt", dir);
 	snprintf(initlog, sizeof(initlog), "%s/inits.log", dir);
 	setenv("RDZV_RSMI_DOUBLE", data, 1);

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "rsmi.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,16 +15,6 @@
 #include <unistd.h>
 
 static char dir[256], data[300], lib[600], lib_min[600];
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
 
 /* Read with the double answering text; returns rdzv_rsmi_read's rc. */
 static int read_with(const char *library, const char *text, struct rdzv_rsmi *r, char *err,
@@ -220,36 +211,14 @@ static void test_per_gpu_failures(void)
 	       "... its line has no name");
 }
 
-/* A fake /sys/bus/pci/devices with one entry. */
-static void pci_dev(const char *root, const char *bdf, const char *vendor, const char *cls)
-{
-	char p[700];
-
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s", root, bdf);
-	if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-		printf("Bail out! mkdir %s\n", p);
-		exit(1);
-	}
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/vendor", root, bdf);
-	write_file(p, vendor);
-	snprintf(p, sizeof(p), "%s/bus/pci/devices/%s/class", root, bdf);
-	write_file(p, cls);
-}
-
 static void test_pci_count(void)
 {
 	char root[300], p[400];
 
 	snprintf(root, sizeof(root), "%s/sys", dir);
 	is_int(rdzv_rsmi_pci_gpus(root), 0, "no PCI tree: no AMD GPU");
-	snprintf(p, sizeof(p), "%s/sys", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof(p), "%s/sys/bus", dir);
-	mkdir(p, 0700);
-	snprintf(p, sizeof(p), "%s/sys/bus/pci", dir);
-	mkdir(p, 0700);
 	snprintf(p, sizeof(p), "%s/sys/bus/pci/devices", dir);
-	mkdir(p, 0700);
+	mkdirs(p);
 	pci_dev(root, "0000:c1:00.0", "0x1002\n", "0x038000\n"); /* MI250X GCD */
 	pci_dev(root, "0000:c1:00.1", "0x1002\n", "0x040300\n"); /* its audio: not a GPU */
 	pci_dev(root, "0000:05:00.0", "0x1002\n", "0x120000\n"); /* MI300X */
@@ -298,31 +267,16 @@ static int soname_child(void)
 
 int main(int argc, char **argv)
 {
-	const char *d = getenv("RDZV_RSMI_DOUBLE_DIR");
-
 	(void)argc;
 	if (getenv("RDZV_TEST_RSMI_SONAME"))
 		return soname_child();
-	if (!d || !*d)
-		d = "tests/rsmi-double/.libs";
-	snprintf(lib, sizeof(lib), "%s/librsmi-double.so", d);
-	snprintf(lib_min, sizeof(lib_min), "%s/librsmi-double-min.so", d);
-	if (lib[0] != '/') {
-		char cwd[256];
-
-		if (!getcwd(cwd, sizeof(cwd)))
-			skip_all("no working directory");
-		snprintf(lib, sizeof(lib), "%s/%s/librsmi-double.so", cwd, d);
-		snprintf(lib_min, sizeof(lib_min), "%s/%s/librsmi-double-min.so", cwd, d);
-	}
+	double_path(lib, sizeof(lib), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double.so");
+	double_path(lib_min, sizeof(lib_min), "RDZV_RSMI_DOUBLE_DIR", "tests/rsmi-double/.libs",
+	            "librsmi-double-min.so");
 	if (access(lib, R_OK) != 0 || access(lib_min, R_OK) != 0)
 		skip_all("the ROCm SMI double is not built (make check builds it)");
-	snprintf(dir, sizeof(dir), "%s/test-rsmi.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
-	                                                                   : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp\n");
-		return 1;
-	}
+	temp_dir(dir, sizeof(dir), "test-rsmi");
 	snprintf(data, sizeof(data), "%s/rsmi.txt", dir);
 	setenv("RDZV_RSMI_DOUBLE", data, 1);
 	test_missing_and_failing();
