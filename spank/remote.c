@@ -107,7 +107,8 @@ static int task_visible_gpus(spank_t sp)
 	return -1;
 }
 
-/* S_JOB_ARGV belongs to slurmstepd: keep a copy (STYLE.md rule 4). */
+/* S_JOB_ARGV belongs to slurmstepd, which may free or reuse it after this
+ * hook: keep a copy. */
 static int copy_argv(spank_t sp, struct rdzv_step *st)
 {
 	char **av = NULL;
