@@ -51,7 +51,7 @@ is "$(reports environment ok torchelastic)" "4 [('SLURMEnvironment', True, '')]"
 
 # What Lightning rejects at start-up, refused by srun before launch.
 marker=$tmp/launched
-refused() { # NAME REGEX SRUN-ARGS...
+step_refused_quickly() { # NAME REGEX SRUN-ARGS...: srun, through failure.sh's step, exits non-zero before launch within 1.5 s
 	local name=$1 re=$2 t0
 	shift 2
 	rm -f "$marker"
@@ -62,9 +62,9 @@ refused() { # NAME REGEX SRUN-ARGS...
 	like "$out" "$re" "$name: the message names what to do"
 	within 1.5 "$took"; ok $? "$name: srun was done in ${took}s (allocation included)"
 }
-refused "srun -N2 -n4 --rdzv=lightning" "srun: error: rdzv: --rdzv=lightning: Lightning refuses a step of 4 tasks without --ntasks-per-node.*use srun -N2 --ntasks-per-node=2" \
+step_refused_quickly "srun -N2 -n4 --rdzv=lightning" "srun: error: rdzv: --rdzv=lightning: Lightning refuses a step of 4 tasks without --ntasks-per-node.*use srun -N2 --ntasks-per-node=2" \
 	-N2 -n4 --cpus-per-task=1 --rdzv=lightning bash -c "touch $marker"
-refused "4 tasks per node, 2 GPUs per node" "--rdzv=lightning: 4 tasks per node \(--ntasks-per-node\) but 2 GPUs per node.*--ntasks-per-node=2" \
+step_refused_quickly "4 tasks per node, 2 GPUs per node" "--rdzv=lightning: 4 tasks per node \(--ntasks-per-node\) but 2 GPUs per node.*--ntasks-per-node=2" \
 	-N2 --ntasks-per-node=4 --gpus-per-node=2 --cpus-per-task=1 --rdzv=lightning bash -c "touch $marker"
 step 60 srun -N1 -n1 --rdzv=lightning $PY lightning_tiny.py
 is "$(reports environment world ok)" "1 [('SLURMEnvironment', 1, True)]" "one task without --ntasks-per-node: Lightning accepts it, so does srun"

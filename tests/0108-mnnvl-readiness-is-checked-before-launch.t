@@ -56,8 +56,6 @@ e2e_start RDZV_PLUGSTACK_ARGS="profiles=$pdir profile=plain partition_profile=gp
 trap 'e2e_stop; cleanup_dirs' EXIT
 cd "$(mktemp -d)" || exit 1
 marker=$PWD/launched
-uniq_of() { printf '%s\n' "$1" | grep -v '^rdzv:' | sort -u | tr '\n' ' '; }
-not0() { [ "$1" != 0 ] && echo 0 || echo 1; }
 nolaunch() { ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "$1"; rm -f "$marker"; }
 # Where one node of two is broken, its own tasks never start; the healthy
 # node's may, and end with the step (each node refuses its own tasks).
