@@ -1,6 +1,6 @@
 #!/bin/bash
 # A framework's own launcher as the task of a multi-task step splits it into
-# private worlds (issue 22): DeepSpeed's `deepspeed` command reads no Slurm
+# private worlds: DeepSpeed's `deepspeed` command reads no Slurm
 # variable, so every task started workers of its own as RANK=0 WORLD_SIZE=1
 # on 127.0.0.1:29500 and the step exited 0 (measured with DeepSpeed 0.19.5;
 # here its stand-in, sbatch-examples/stand-ins/deepspeed/launcher/runner.py,

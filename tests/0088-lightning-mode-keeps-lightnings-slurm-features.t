@@ -1,5 +1,5 @@
 #!/bin/bash
-# --rdzv=lightning (issue 22). Lightning picks its TorchElastic environment
+# --rdzv=lightning. Lightning picks its TorchElastic environment
 # whenever TORCHELASTIC_RUN_ID is set, which --rdzv=torch sets (torchrun
 # parity): it trains, but without its SLURM environment and so without its
 # auto-requeue on #SBATCH --signal=SIGUSR1@90 (measured with real Fabric,
@@ -11,7 +11,7 @@
 # --rdzv=lightning give the SLURM environment, the plugin's master and port
 # and no TORCHELASTIC_*; example 12's auto-requeue really requeues the job on
 # SIGUSR1; what Lightning rejects at start-up is refused by srun before
-# launch; a failed rank stops the step (issue 21's semantics).
+# launch; a failed rank stops the step.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 . "$top_srcdir/tests/lib/failure.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A refusal leaves nothing behind (issue 25 point 4). What srun's own command
+# A refusal leaves nothing behind. What srun's own command
 # line decides is refused in init_post_opt, before srun asks for an
 # allocation: a refusal after it (local_user_init) left the job holding its
 # nodes and srun's allocation shepherd holding the terminal for about 20 s,

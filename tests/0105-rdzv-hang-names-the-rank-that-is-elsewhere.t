@@ -1,5 +1,5 @@
 #!/bin/bash
-# A step that hangs says which rank holds it, and where (issue 27): under
+# A step that hangs says which rank holds it, and where: under
 # --rdzv-debug=hang, 4 real PyTorch ranks on 2 nodes (gloo), one of them not
 # in the all_reduce the other three wait in (asleep, spinning in Python, or
 # blocked in read()), and rdzv-hang, run from outside the job as a user on a

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The end of a hang names the culprit (issue 27, points 2 and 3): with
+# The end of a hang names the culprit: with
 # --rdzv-collective-timeout=20 (which arms --rdzv-debug=hang), 4 real
 # PyTorch ranks on 2 nodes (gloo, PyTorch's default timeout: the program
 # passes none), rank 2 asleep before the all_reduce the others wait in. The

@@ -1,5 +1,5 @@
 #!/bin/bash
-# NVLink domains beyond the node (issue 26). With plugstack nvlink_domain=block
+# NVLink domains beyond the node. With plugstack nvlink_domain=block
 # a domain is a Slurm topology block (BlockName=, one per NVL72 rack): srun
 # reads the blocks once per step, and Megatron's tensor-, context- and
 # expert-parallel groups may cross nodes of one block but are refused before

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hang diagnosis inside an Apptainer image (issue 31): the plugin points the
+# Hang diagnosis inside an Apptainer image: the plugin points the
 # task's PYTHONPATH at hang_python=, a directory of the host that no image
 # has, so inside `apptainer exec IMAGE` Python loaded the image's own
 # sitecustomize.py and --rdzv-debug=hang, --rdzv-collective-timeout and

@@ -123,7 +123,7 @@ int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_en
 void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *buf,
                                    size_t len);
 
-/* Apptainer's binds (issue 31): Apptainer reads APPTAINER_BIND (and
+/* Apptainer's binds: Apptainer reads APPTAINER_BIND (and
  * SINGULARITY_BIND) from the environment of the `apptainer` command, a
  * comma-separated list of SRC[:DST[:OPTS]]. The value for base (the user's,
  * NULL or "" for none) with each of entries appended after it, comma

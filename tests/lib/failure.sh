@@ -1,4 +1,4 @@
-# failure.sh: source after e2e.sh (tests/0032-0037, issue 21).
+# failure.sh: source after e2e.sh (tests/0032-0037).
 #
 #   step SECS CMD...   run_to with a job name of this test's own (-J is added
 #                      after srun/sbatch/salloc when CMD starts with one): on a
