@@ -1,5 +1,5 @@
 /* rdzv-hang: which rank of a hung step is not where the others are, and
- * where each rank is (issue 27, rdzv-hang(1)).
+ * where each rank is (rdzv-hang(1)).
  *
  *   rdzv-hang [--timeout SECS] [JOB[.STEP]]
  *
@@ -185,7 +185,7 @@ static long proc_ppid(long pid)
 
 /* c[i] is a launcher, not a rank, when a candidate below it claims another
  * rank: a torchrun agent whose RANK came from an image's %environment or
- * ENV (inside `apptainer exec`, issue 31) is older than its workers and
+ * ENV (inside `apptainer exec`) is older than its workers and
  * would otherwise be taken for the rank its RANK says. A rank's data loader
  * workers claim its own rank and do not count. */
 static void drop_launchers(struct cand *c, int nc)

@@ -180,7 +180,8 @@ int rdzv_container_user_init(spank_t sp, char *err, size_t errlen)
 		return refuse_order(err, errlen);
 	if (!ctr.pyxis_first)
 		return 0;
-	/* S_JOB_ENV is slurmstepd's: keep a copy (STYLE.md rule 4). */
+	/* S_JOB_ENV is slurmstepd's array, which it may change or free after
+	 * this hook (spank_setenv reallocates it): keep a copy. */
 	if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp)
 		return 0;
 	while (envp[n])

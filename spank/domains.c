@@ -1,4 +1,4 @@
-/* domains.c: nvlink_domain=nvml across nodes (issue 26). srun cannot see
+/* domains.c: nvlink_domain=nvml across nodes. srun cannot see
  * the GPUs of other nodes, and a node sees only its own: so for a step
  * whose Megatron groups may cross nodes, srun listens (one datagram socket,
  * one thread, from local_user_init), each node tells it the NVLink domain

@@ -1,4 +1,4 @@
-/* hang.c: the glue of --rdzv-debug=hang (issue 27; lib/rdzv/hang.h,
+/* hang.c: the glue of --rdzv-debug=hang (lib/rdzv/hang.h,
  * rdzv-hang(1)).
  *
  *   slurmstepd, task_init (as the user, in the task before exec): when the
@@ -12,7 +12,7 @@
  *   None of this is set, made or read when it is off (the two cases below
  *   aside). Runs as the user: the
  *   directory and files are the user's, under the user's TMPDIR.
- *   First (issue 31): hang_python='s sitecustomize.py must be there as the
+ *   First: hang_python='s sitecustomize.py must be there as the
  *   task sees it (pyxis's container: inside it); without it the step would
  *   be armed in name only. The user's own --rdzv-debug=hang or
  *   --rdzv-collective-timeout is then refused, with the path and the fix;
@@ -212,7 +212,7 @@ static int carry_vars(spank_t sp)
 }
 
 /* torchrun mode: the agent forwards Slurm's warning signals to its workers
- * (issue 27, point 4; sitecustomize.py). The user's own value wins. */
+ * (sitecustomize.py). The user's own value wins. */
 #define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
 #define RDZV_FORWARD_DEFAULT "USR1,USR2"
 
@@ -232,7 +232,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 		return 0;
 	/* Is hang_python='s sitecustomize.py there, as the task will see it?
 	 * Without it PYTHONPATH arms nothing and the step would run armed in
-	 * name only (issue 31): the user's own option is refused, a site
+	 * name only: the user's own option is refused, a site
 	 * default or torchrun's forwarding is a warning (once per node). */
 	if ((why = sitecustomize_missing(sc, sizeof(sc)))) {
 		int asked, joined = rdzv_container_joined();

@@ -28,7 +28,7 @@ struct rdzv_plugin {
 	int srun_has_plugin;    /* remote: srun's plugin marked the step (RDZV_HO_SRUN) */
 	int srun_allocates;     /* srun: no job before it (no SLURM_JOB_ID, no --jobid) */
 	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
-	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown (issue 26) */
+	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown */
 	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
 };
 
@@ -63,7 +63,7 @@ int rdzv_local_user_init(spank_t sp);
  * *buf and *argv to free. */
 int rdzv_srun_argv(char **buf, char ***argv);
 
-/* failure.c: a failed rank stops the step and is named (issue 21). */
+/* failure.c: a failed rank stops the step and is named. */
 void rdzv_failure_local_init(void);                 /* srun, slurm_spank_init */
 void rdzv_failure_local_user_init(spank_t sp);      /* srun, after options */
 void rdzv_failure_local_exit(void);                 /* srun, at exit */
@@ -72,7 +72,7 @@ void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's e
 void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
 void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher joined */
 
-/* hang.c: --rdzv-debug=hang (issue 27). */
+/* hang.c: --rdzv-debug=hang. */
 int rdzv_hang_armed(void);
 uint32_t rdzv_hang_timeout(void);                  /* seconds, 0: PyTorch's */
 void rdzv_hang_local_user_init(spank_t sp);        /* srun: listen for timeouts */
@@ -89,7 +89,7 @@ uint64_t rdzv_make_nonce(void);
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
                         size_t errlen);
 
-/* domains.c: nvlink_domain=nvml across nodes (issue 26). srun: listen for
+/* domains.c: nvlink_domain=nvml across nodes. srun: listen for
  * the nodes' domains and answer with the verdict on Megatron's groups
  * (rank_node and node_names are taken over); nodes: tell srun and wait. */
 struct rdzv_megatron_layout;

@@ -8,7 +8,7 @@
  *     lines by the step's node count)
  *   task_init: copy the entries into the task's set; node 0's first task
  *     says which profile applied, once per step
- *   "require mnnvl" (issue 26): user_init checks the node once per step
+ *   "require mnnvl": user_init checks the node once per step
  *     (IMEX channel, NVML fabric: lib/gpu/mnnvl.c) and fails the node's
  *     tasks naming the node and the reason; task_init gives each task
  *     NVIDIA_IMEX_CHANNELS

@@ -2,13 +2,18 @@
  * context; nothing here decides anything.
  *
  *   srun (local):       init -> options -> init_post_opt -> local_user_init
+ *                       -> exit
  *   sbatch/salloc:      init -> options -> init_post_opt
  *   slurmstepd (remote): init (root) -> options -> init_post_opt (root)
  *                       -> user_init (as the user, once per node)
+ *                       -> per task: task_post_fork (root, in slurmstepd,
+ *                          after every task of the node is forked)
  *                       -> per task: task_init (as the user, in the task)
  *                       -> per task: task_exit (root, in slurmstepd)
+ *                       -> exit (root)
  *   srun also: init reads whether a failed task stops the step, before srun
  *   reads SLURM_KILL_BAD_EXIT (failure.c), exit names the first failure.
+ *   doc/privilege.md says what each hook reads and opens, as whom.
  *
  * plugstack arguments are parsed in every context, so a broken line fails
  * srun/sbatch on the submit host before anything reaches a compute node
@@ -55,7 +60,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		snprintf(rdzv.conf_error, sizeof(rdzv.conf_error), "plugstack.conf: %s", err);
 		rdzv_conf_defaults(&rdzv.conf);
 	}
-	/* Before srun reads SLURM_KILL_BAD_EXIT and its command line (issue 21). */
+	/* Before srun reads SLURM_KILL_BAD_EXIT and its command line: whether a
+	 * failed rank stops the step must be in srun's environment by then. */
 	if (ctx == S_CTX_LOCAL)
 		rdzv_failure_local_init();
 	return rdzv_options_register(sp);
@@ -125,7 +131,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
 	} else if (spank_context() == S_CTX_LOCAL) {
-		rdzv_domains_local_exit(); /* nvlink_domain=nvml's listener (issue 26) */
+		rdzv_domains_local_exit(); /* nvlink_domain=nvml's listener */
 		rdzv_hang_local_exit(); /* its verdict goes into the failure line */
 		rdzv_failure_local_exit();
 	}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Kill-on-bad-exit holds for every rendezvous mode but off, however the mode
 # was chosen: srun --rdzv, #SBATCH --rdzv (sbatch), salloc --rdzv, RDZV_MODE,
-# the site's plugstack mode= (issue 21). Rank 3 of 2 nodes x 2 tasks exits 1;
+# the site's plugstack mode=. Rank 3 of 2 nodes x 2 tasks exits 1;
 # the others would sleep 120 s. Under off nothing changes: the others run on
 # to their end. No PyTorch needed: the program is sh.
 . "$top_srcdir/tests/lib/tap.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The opt-outs restore Slurm's own behaviour (issue 21): srun -K0,
+# The opt-outs restore Slurm's own behaviour: srun -K0,
 # --kill-on-bad-exit=0, an exported SLURM_KILL_BAD_EXIT=0, and the admin's
 # plugstack kill_on_bad_exit=no (slurm.conf's KillOnBadExit, 0 here, decides
 # again) keep the other tasks running when rank 3 exits 1; the user's -K

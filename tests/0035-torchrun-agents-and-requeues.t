@@ -4,7 +4,7 @@
 # monitor interval: 0.1 s); PyTorch 1.x's would wait 300 s in its exit
 # barrier, so slurmstepd's watcher (spank/failure.c) names the worker and
 # kills the agent 1 s later. Either way kill-on-bad-exit ends node 1's agent
-# and workers, which waited in init (issue 21). The line names the worker's
+# and workers, which waited in init. The line names the worker's
 # rank (the watcher saw it first) or node 2's rank and its two workers (the
 # agent reaped it first), never Slurm's "task 1". Then a requeued batch job:
 # TORCHELASTIC_RESTART_COUNT follows SLURM_RESTART_COUNT.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # helpers/rdzv-retry reruns a failed step inside its allocation without the
 # node whose rank failed, on the allocation's spare node, so the world size
-# stays 4 (issue 21). The ranks on n2 exit 1 on the first attempt only
+# stays 4. The ranks on n2 exit 1 on the first attempt only
 # (TORCHELASTIC_RESTART_COUNT=0); the second runs on n1 and n3 and trains.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"

@@ -26,10 +26,7 @@ cd "$topo" || exit 1
 
 # One line per task: node, local id and what binding controls.
 report='echo "$SLURMD_NODENAME $SLURM_LOCALID cvd=${CUDA_VISIBLE_DEVICES-} order=${CUDA_DEVICE_ORDER-} hca=${NCCL_IB_HCA-} ucx=${UCX_NET_DEVICES-} cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
-# Show what a failed step printed (the log is all a CI run leaves).
-run_step() { run_to 60 "$@"; [ "$rc" = 0 ] || diag "exit $rc: $(printf '%s' "$out" | head -c 2000)"; }
-line() { printf '%s\n' "$out" | grep "^$1 $2 " | head -n 1; }
-field() { line "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p"; }
+# run_step and field NODE TASK KEY read these lines (tests/lib/steps.sh).
 # The CPUs derive.py gives task $3 of a step on topology $1 with GPUs $2,
 # the step's CPUs being this machine's (slurmd inherits our affinity).
 mycpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)

@@ -17,7 +17,6 @@ e2e_start RDZV_NODE_GPUS="4 4 4" RDZV_PLUGSTACK_ARGS="topology=$topo/%n.xml" \
 	RDZV_SLURM_EXTRA="TaskPlugin=task/affinity"
 cd "$topo" || exit 1
 report='echo "$SLURMD_NODENAME $SLURM_LOCALID cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
-field() { printf '%s\n' "$out" | grep "^$1 $2 " | head -n 1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
 mycpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 expand() { # expand "0-2,5" -> "0 1 2 5"
 	local part

@@ -58,8 +58,6 @@ trap cleanup EXIT
 cd "$T" || exit 1
 
 report='echo "$SLURMD_NODENAME $SLURM_LOCALID cvd=${CUDA_VISIBLE_DEVICES-} gpus=${SLURM_STEP_GPUS-} hca=${NCCL_IB_HCA-} ucx=${UCX_NET_DEVICES-} cpus=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
-run_step() { run_to 60 "$@"; [ "$rc" = 0 ] || diag "exit $rc: $(printf '%s' "$out" | head -c 2000)"; }
-field() { printf '%s\n' "$out" | grep "^$1 $2 " | head -n 1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
 
 run_step srun -N1 -w n1 -n8 --gres=gpu:8 --rdzv-bind=verbose bash -c "$report"
 is "$rc" 0 "8 tasks on n1's 8 permuted GPUs run"

@@ -26,26 +26,8 @@ standin="$ex/stand-ins/megatron-lm/pretrain_gpt.py"
 export PYTHON=$PY MEGATRON_LM="$ex/stand-ins/megatron-lm" NCCL_PROFILE=test-ib PYTHONDONTWRITEBYTECODE=1
 small=(--cpus-per-task=1 --gpus-per-node=2 --ntasks-per-node=2 -N2)
 marker=$tmp/launched
-field() { # field JSON-KEY: the set of that key's values over the reports in $out
-	printf '%s\n' "$out" | grep RDZV_REPORT | python3 -c '
-import json, sys
-vals = set()
-for l in sys.stdin:
-    r = json.loads(l.split("RDZV_REPORT ", 1)[1])
-    v = r
-    for k in sys.argv[1].split("."):
-        v = v.get(k) if isinstance(v, dict) else None
-    vals.add(json.dumps(v))
-print(" ".join(sorted(vals)))' "$1"
-}
-refused() { # refused NAME REGEX SRUN-ARGS...: srun exits non-zero before launch, saying REGEX
-	local name=$1 re=$2
-	shift 2
-	rm -f "$marker"
-	run_to 60 srun --rdzv=megatron "$@"
-	ok "$([ "$rc" != 0 ] && [ ! -e "$marker" ]; echo $?)" "$name: refused before launch (srun exit $rc)"
-	like "$out" "$re" "$name: the message says why"
-}
+# report_field and megatron_refused (srun before launch, $marker never
+# made): tests/lib/steps.sh.
 launch=(bash -c "touch $marker; exec $PY $standin \"\$@\"" pretrain_gpt.py)
 
 TP=2 PP=2 run_to 180 sbatch --wait "${small[@]}" -o "$tmp/ok.out" 05-megatron-gpt.sbatch
@@ -53,9 +35,9 @@ out=$(cat "$tmp/ok.out" 2>/dev/null)
 is "$rc" 0 "example 5 with TP=2 PP=2 on 2 nodes x 2 tasks exits 0"
 verdict=$(printf '%s\n' "$out" | $check 4 --per-node n1=2,n2=2)
 is "$?" 0 "example 5: 4 Megatron ranks meet ($verdict)"
-is "$(field tp_groups_split)" "[]" "example 5: every tensor-parallel group is on one node"
-is "$(field env.CUDA_DEVICE_MAX_CONNECTIONS)" '"1"' "example 5: CUDA_DEVICE_MAX_CONNECTIONS=1 in every rank"
-is "$(field nccl.NCCL_IB_TIMEOUT)" '"22"' "example 5: --nccl-profile applied the site profile"
+is "$(report_field tp_groups_split)" "[]" "example 5: every tensor-parallel group is on one node"
+is "$(report_field env.CUDA_DEVICE_MAX_CONNECTIONS)" '"1"' "example 5: CUDA_DEVICE_MAX_CONNECTIONS=1 in every rank"
+is "$(report_field nccl.NCCL_IB_TIMEOUT)" '"22"' "example 5: --nccl-profile applied the site profile"
 [ "$rc" = 0 ] || diag "$(tail -n 15 "$tmp/ok.out")"
 
 TP=4 PP=1 run_to 120 sbatch --wait "${small[@]}" -o "$tmp/tp4.out" 05-megatron-gpt.sbatch
@@ -65,38 +47,38 @@ like "$out" "layout check: TP=4 is larger than the 2 tasks on node 0" \
 	"... with the layout check's message in the job output (as the script's comment shows for TP=16)"
 unlike "$out" "RDZV_REPORT" "... and no rank ever started"
 
-refused "world size not divisible" "world size 6 .* TP x PP x CP = 2 x 2 x 1 = 4" \
+megatron_refused "world size not divisible" "world size 6 .* TP x PP x CP = 2 x 2 x 1 = 4" \
 	-N2 -n6 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2
-refused "TP group across a node boundary" "node 0 holds 3 tasks \(ranks 0..2\), not a multiple of TP=2: the tensor-parallel group of ranks 2..3 would straddle nodes 0 and 1" \
+megatron_refused "TP group across a node boundary" "node 0 holds 3 tasks \(ranks 0..2\), not a multiple of TP=2: the tensor-parallel group of ranks 2..3 would straddle nodes 0 and 1" \
 	-N2 -n6 --ntasks-per-node=3 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size=2
-refused "TP larger than a node's tasks" "TP=8 is larger than the 4 tasks on node 0" \
+megatron_refused "TP larger than a node's tasks" "TP=8 is larger than the 4 tasks on node 0" \
 	-N2 -n8 --ntasks-per-node=4 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 8 \
 	--pipeline-model-parallel-size=1 --context-parallel-size 1 --num-layers 2
-refused "cyclic distribution" "--distribution=cyclic places consecutive ranks on different nodes" \
+megatron_refused "cyclic distribution" "--distribution=cyclic places consecutive ranks on different nodes" \
 	-N2 -n4 --ntasks-per-node=2 -m cyclic --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 2
-refused "plane=1 distribution" "plane=1 places blocks of 1" \
+megatron_refused "plane=1 distribution" "plane=1 places blocks of 1" \
 	-N2 -n4 -m plane=1 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size 2
-TP_SIZE=3 refused "TP_SIZE exported for a run.sh, seen by srun" "srun: error: rdzv: .*from TP_SIZE" \
+TP_SIZE=3 megatron_refused "TP_SIZE exported for a run.sh, seen by srun" "srun: error: rdzv: .*from TP_SIZE" \
 	-N2 --ntasks-per-node=2 --cpus-per-task=1 bash -c "touch $marker"
 # Given only to the step (--export), srun cannot see it: the nodes' check ends
 # every task before it execs, with the same message.
-refused "TP_SIZE given through --export, seen by the nodes" "rdzv: error: task 0: .*from TP_SIZE" \
+megatron_refused "TP_SIZE given through --export, seen by the nodes" "rdzv: error: task 0: .*from TP_SIZE" \
 	--export=ALL,TP_SIZE=3 -N2 --ntasks-per-node=2 --cpus-per-task=1 bash -c "touch $marker"
-refused "--tensor-model-parallel-size=0" "tensor-model-parallel-size 0 is out of range" \
+megatron_refused "--tensor-model-parallel-size=0" "tensor-model-parallel-size 0 is out of range" \
 	-N1 -n2 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size=0
-refused "a missing value" "pipeline-model-parallel-size needs a value" \
+megatron_refused "a missing value" "pipeline-model-parallel-size needs a value" \
 	-N1 -n2 --cpus-per-task=1 "${launch[@]}" --pipeline-model-parallel-size --bf16
-refused "a huge number" "out of range: it must be a whole number from 1 to 1048576" \
+megatron_refused "a huge number" "out of range: it must be a whole number from 1 to 1048576" \
 	-N1 -n2 --cpus-per-task=1 "${launch[@]}" --context-parallel-size 99999999999999999999999
-refused "a repeated flag whose first value is bad" "'x' is not a whole number" \
+megatron_refused "a repeated flag whose first value is bad" "'x' is not a whole number" \
 	-N1 -n2 --cpus-per-task=1 "${launch[@]}" --tensor-model-parallel-size x --tensor-model-parallel-size 2
 
 run_to 120 srun --rdzv=megatron -N2 -n4 -m block --cpus-per-task=1 $PY "$standin" \
 	--tensor-model-parallel-size 2 --tensor-model-parallel-size 1 --use-torch-fsdp2
 is "$rc" 0 "a repeated flag: the last value (TP=1) counts, as in Megatron's argparse"
-is "$(field env.CUDA_DEVICE_MAX_CONNECTIONS)" "null" "--use-torch-fsdp2: CUDA_DEVICE_MAX_CONNECTIONS left unset"
+is "$(report_field env.CUDA_DEVICE_MAX_CONNECTIONS)" "null" "--use-torch-fsdp2: CUDA_DEVICE_MAX_CONNECTIONS left unset"
 
 CUDA_DEVICE_MAX_CONNECTIONS=8 run_to 120 srun --rdzv=megatron -N1 -n2 --cpus-per-task=1 $PY "$standin"
-is "$(field env.CUDA_DEVICE_MAX_CONNECTIONS)" '"8"' "a user's exported CUDA_DEVICE_MAX_CONNECTIONS wins"
+is "$(report_field env.CUDA_DEVICE_MAX_CONNECTIONS)" '"8"' "a user's exported CUDA_DEVICE_MAX_CONNECTIONS wins"
 rm -rf "$tmp"
 done_testing

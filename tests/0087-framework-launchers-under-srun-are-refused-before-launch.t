@@ -1,6 +1,6 @@
 #!/bin/bash
 # A framework's own launcher as the task of a multi-task step splits it into
-# private worlds (issue 22): DeepSpeed's `deepspeed` command reads no Slurm
+# private worlds: DeepSpeed's `deepspeed` command reads no Slurm
 # variable, so every task started workers of its own as RANK=0 WORLD_SIZE=1
 # on 127.0.0.1:29500 and the step exited 0 (measured with DeepSpeed 0.19.5;
 # here its stand-in, sbatch-examples/stand-ins/deepspeed/launcher/runner.py,
@@ -28,7 +28,7 @@ import json, sys
 r = [json.loads(l.split("FW_REPORT ", 1)[1])["env"] for l in sys.stdin]
 print(len(r), sorted({(e["RANK"], e["WORLD_SIZE"], e["MASTER_ADDR"] + ":" + e["MASTER_PORT"]) for e in r}))'
 }
-refused() { # refused NAME REGEX CMD...: srun exits non-zero in under a second, before launch
+refused_quickly() { # refused_quickly NAME REGEX CMD...: srun exits non-zero in under a second, before launch
 	local name=$1 re=$2 t0 t1
 	shift 2
 	rm -f "$marker"
@@ -50,15 +50,15 @@ is "$(worlds)" "2 [('0', '1', '127.0.0.1:29500')]" \
 	"... but each of the 2 tasks is rank 0 of a world of 1 on 127.0.0.1:29500 (two models, nothing said)"
 
 ds_fix="the step's command is DeepSpeed's launcher \('deepspeed'\).*each of the 2 tasks.*srun --rdzv=deepspeed python train.py"
-refused "srun -N2 --rdzv=deepspeed deepspeed train.py" "srun: error: rdzv: --rdzv=deepspeed: $ds_fix" \
+refused_quickly "srun -N2 --rdzv=deepspeed deepspeed train.py" "srun: error: rdzv: --rdzv=deepspeed: $ds_fix" \
 	srun -N2 --ntasks-per-node=1 --rdzv=deepspeed deepspeed train.py "$marker"
-refused "one node, 2 tasks" "DeepSpeed's launcher.*each of the 2 tasks" \
+refused_quickly "one node, 2 tasks" "DeepSpeed's launcher.*each of the 2 tasks" \
 	srun -N1 -n2 --rdzv=deepspeed deepspeed train.py "$marker"
-refused "python -m deepspeed.launcher.runner" "DeepSpeed's launcher \('python3 -m deepspeed.launcher.runner'\)" \
+refused_quickly "python -m deepspeed.launcher.runner" "DeepSpeed's launcher \('python3 -m deepspeed.launcher.runner'\)" \
 	srun -N2 --ntasks-per-node=1 --rdzv=deepspeed python3 -m deepspeed.launcher.runner train.py "$marker"
-refused "bash -c \"deepspeed ...\"" "DeepSpeed's launcher \('deepspeed', inside the shell's -c string\)" \
+refused_quickly "bash -c \"deepspeed ...\"" "DeepSpeed's launcher \('deepspeed', inside the shell's -c string\)" \
 	srun -N2 --ntasks-per-node=1 --rdzv=deepspeed bash -c "touch $marker; deepspeed train.py --deepspeed_config ds_config.json"
-refused "RDZV_MODE=deepspeed" "$ds_fix" \
+refused_quickly "RDZV_MODE=deepspeed" "$ds_fix" \
 	env RDZV_MODE=deepspeed srun -N2 --ntasks-per-node=1 deepspeed train.py "$marker"
 printf '#!/bin/sh\n#SBATCH -N2 --ntasks-per-node=1\n#SBATCH --rdzv=deepspeed\nsrun deepspeed train.py %s\n' "$marker" > job.sh
 rm -f "$marker"
@@ -67,11 +67,11 @@ out=$(cat job.out 2>/dev/null)
 ok "$([ "$rc" != 0 ] && [ ! -e "$marker" ]; echo $?)" "#SBATCH --rdzv=deepspeed: the job fails (exit $rc), no task ran"
 like "$out" "$ds_fix" "#SBATCH --rdzv=deepspeed: the job's output says what to run instead"
 
-refused "torchrun under --rdzv=torch" "--rdzv=torch: the step's command is torchrun \('torchrun'\).*srun --rdzv=torch python train.py.*srun --ntasks-per-node=1 --rdzv=torchrun torchrun" \
+refused_quickly "torchrun under --rdzv=torch" "--rdzv=torch: the step's command is torchrun \('torchrun'\).*srun --rdzv=torch python train.py.*srun --ntasks-per-node=1 --rdzv=torchrun torchrun" \
 	srun -N2 --ntasks-per-node=1 --rdzv=torch torchrun --nproc-per-node=2 train.py "$marker"
-refused "python -m torch.distributed.run under --rdzv=torch" "torchrun \('python3 -m torch.distributed.run'\)" \
+refused_quickly "python -m torch.distributed.run under --rdzv=torch" "torchrun \('python3 -m torch.distributed.run'\)" \
 	srun -N1 -n2 --rdzv=torch python3 -m torch.distributed.run train.py "$marker"
-refused "accelerate launch under --rdzv=torch" "--rdzv=torch: the step's command is accelerate launch.*overwrites the plugin's RANK and WORLD_SIZE.*srun --rdzv=torch python train.py" \
+refused_quickly "accelerate launch under --rdzv=torch" "--rdzv=torch: the step's command is accelerate launch.*overwrites the plugin's RANK and WORLD_SIZE.*srun --rdzv=torch python train.py" \
 	srun -N2 --ntasks-per-node=1 --rdzv=torch accelerate launch train.py "$marker"
 
 # What still runs.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# --rdzv=lightning (issue 22). Lightning picks its TorchElastic environment
+# --rdzv=lightning. Lightning picks its TorchElastic environment
 # whenever TORCHELASTIC_RUN_ID is set, which --rdzv=torch sets (torchrun
 # parity): it trains, but without its SLURM environment and so without its
 # auto-requeue on #SBATCH --signal=SIGUSR1@90 (measured with real Fabric,
@@ -11,7 +11,7 @@
 # --rdzv=lightning give the SLURM environment, the plugin's master and port
 # and no TORCHELASTIC_*; example 12's auto-requeue really requeues the job on
 # SIGUSR1; what Lightning rejects at start-up is refused by srun before
-# launch; a failed rank stops the step (issue 21's semantics).
+# launch; a failed rank stops the step.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 . "$top_srcdir/tests/lib/failure.sh"
@@ -51,7 +51,7 @@ is "$(reports environment ok torchelastic)" "4 [('SLURMEnvironment', True, '')]"
 
 # What Lightning rejects at start-up, refused by srun before launch.
 marker=$tmp/launched
-refused() { # NAME REGEX SRUN-ARGS...
+step_refused_quickly() { # NAME REGEX SRUN-ARGS...: srun, through failure.sh's step, exits non-zero before launch within 1.5 s
 	local name=$1 re=$2 t0
 	shift 2
 	rm -f "$marker"
@@ -62,9 +62,9 @@ refused() { # NAME REGEX SRUN-ARGS...
 	like "$out" "$re" "$name: the message names what to do"
 	within 1.5 "$took"; ok $? "$name: srun was done in ${took}s (allocation included)"
 }
-refused "srun -N2 -n4 --rdzv=lightning" "srun: error: rdzv: --rdzv=lightning: Lightning refuses a step of 4 tasks without --ntasks-per-node.*use srun -N2 --ntasks-per-node=2" \
+step_refused_quickly "srun -N2 -n4 --rdzv=lightning" "srun: error: rdzv: --rdzv=lightning: Lightning refuses a step of 4 tasks without --ntasks-per-node.*use srun -N2 --ntasks-per-node=2" \
 	-N2 -n4 --cpus-per-task=1 --rdzv=lightning bash -c "touch $marker"
-refused "4 tasks per node, 2 GPUs per node" "--rdzv=lightning: 4 tasks per node \(--ntasks-per-node\) but 2 GPUs per node.*--ntasks-per-node=2" \
+step_refused_quickly "4 tasks per node, 2 GPUs per node" "--rdzv=lightning: 4 tasks per node \(--ntasks-per-node\) but 2 GPUs per node.*--ntasks-per-node=2" \
 	-N2 --ntasks-per-node=4 --gpus-per-node=2 --cpus-per-task=1 --rdzv=lightning bash -c "touch $marker"
 step 60 srun -N1 -n1 --rdzv=lightning $PY lightning_tiny.py
 is "$(reports environment world ok)" "1 [('SLURMEnvironment', 1, True)]" "one task without --ntasks-per-node: Lightning accepts it, so does srun"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# JAX and DeepSpeed details (issue 22), with their stand-ins updated to what
+# JAX and DeepSpeed details, with their stand-ins updated to what
 # the real code does (read from JAX's and DeepSpeed's own sources):
 # - JAX: process 0 starts the coordinator on its own node (the stand-in
 #   refuses any other address at once, where JAX would time out), JAX reads

@@ -30,7 +30,7 @@ is "$(printf '%s\n' "$out" | sort -u | tr '\n' ' ')" "n2 " "a readable hostfile:
 
 # A root-only hostfile: srun (root here, running the job as nobody) lays the
 # step from it, as Slurm does; the plugin takes rank 0's node from
-# slurmctld's answer (issue 25) and opens no file on the nodes, so it cannot
+# slurmctld's answer and opens no file on the nodes, so it cannot
 # have read the file with root's rights there. The file's path reaches the
 # tasks; MASTER_ADDR is where Slurm really put rank 0.
 run_to 60 env SLURM_HOSTFILE="$work/private/hosts" srun --uid=nobody -m arbitrary -n2 --rdzv=torch --rdzv-verbose printenv MASTER_ADDR

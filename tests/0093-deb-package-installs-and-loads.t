@@ -40,8 +40,8 @@ tar -C "$work" -czf "$work/spank-rdzv-$ver.tar.gz" "spank-rdzv-$ver"
 # ---- Debian
 # The package is built where localhost resolves to ::1 first, as in Debian 13
 # and unstable roots (debootstrap, a build daemon's chroot) and unlike this
-# machine perhaps (Debian 12 lists only 127.0.0.1): issue 34, a unit test
-# that assumed 127.0.0.1 failed dh_auto_test there and only there. The build
+# machine perhaps (Debian 12 lists only 127.0.0.1): a unit test that
+# assumed 127.0.0.1 once failed dh_auto_test there and only there. The build
 # runs in a private mount namespace whose /etc/hosts lists ::1 localhost
 # before 127.0.0.1 localhost, then this machine's other names; nothing
 # outside it sees that file.

@@ -6,10 +6,10 @@
 # that changes for the plugin:
 #   - ranks and rendezvous are unchanged (user_init still sets them);
 #   - the topology is loaded (and cached) by root in init_post_opt, before
-#     slurmstepd enters the job's namespace (issue 15): a topology= file
+#     slurmstepd enters the job's namespace: a topology= file
 #     under a container directory of the node (/dev/shm here) is still read,
 #     and binds exactly as the same XML at a visible path does;
-#   - SLURM_HOSTFILE: srun reads it where it runs (issue 14) and hands rank 0's
+#   - SLURM_HOSTFILE: srun reads it where it runs and hands rank 0's
 #     node to every node in the step's plan, so a hostfile the batch script
 #     wrote to its private /dev/shm gives every node the right ranks, although
 #     the other nodes' containers cannot see the file.

@@ -5,7 +5,7 @@
 # binds, or runs unbound with a warning. Here the GPUs are fake (mknod, no
 # NVML): slurmd says it has no UUID and falls back to indices, which is what
 # a site without NVML gets; binding must work as without the flag. The UUID
-# path itself (UUIDs resolved to PCI bus ids) belongs to lib/bind (issue 15).
+# path itself (UUIDs resolved to PCI bus ids) belongs to lib/bind.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require

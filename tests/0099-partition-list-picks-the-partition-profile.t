@@ -35,7 +35,7 @@ running=$(printf '%s\n' "$out" | sed -n 's/^part=\([^ ]*\) .*/\1/p')
 case $running in
 *,*)
 	# Neither partition's profile value: the interface toward rank 0's node
-	# (the plugin's own default, issue 25) or nothing.
+	# (the plugin's own default) or nothing.
 	unlike "$out" "if=(gpuif|dbgif)" "SLURM_JOB_PARTITION=$running (a list): no partition default is guessed"
 	like "$out" "names several partitions whose NCCL profile defaults differ" "... and srun says why"
 	;;

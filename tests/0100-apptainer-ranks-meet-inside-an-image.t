@@ -144,7 +144,7 @@ else
 	for i in 1 2 3 4 5 6; do ok 1 "topology fixtures at $fixtures (they belong to the repository: tests/topo/fixtures)"; done
 fi
 
-# Multi-node NVLink (issue 26): under a profile that requires it, the IMEX
+# Multi-node NVLink: under a profile that requires it, the IMEX
 # channels the node holds reach the task inside the image as
 # NVIDIA_IMEX_CHANNELS (with the profile's NCCL_MNNVL_ENABLE), --cleanenv
 # included. The node's fabric comes from the NVML double, its /dev from a

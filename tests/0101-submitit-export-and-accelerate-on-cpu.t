@@ -1,5 +1,5 @@
 #!/bin/bash
-# submitit and Accelerate under the plugin (issue 22 point 5), with their
+# submitit and Accelerate under the plugin, with their
 # stand-ins (sbatch-examples/stand-ins/submitit, accelerate: what the real
 # ones do, read from their own sources) around real torch.distributed.
 # submitit's TorchDistributedEnvironment().export() raises when the plugin's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Rank 0 is wherever Slurm puts it (issue 25). Slurm 26.05 lays a step's tasks
+# Rank 0 is wherever Slurm puts it. Slurm 26.05 lays a step's tasks
 # in topology order when a topology plugin is configured: task 0 need not run
 # on node 0 of the step's node list, and SLURM_NODEID no longer follows the
 # ranks. In every mode, MASTER_ADDR (PET_MASTER_ADDR, JAX's coordinator) must

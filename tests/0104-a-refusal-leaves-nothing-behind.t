@@ -1,5 +1,5 @@
 #!/bin/bash
-# A refusal leaves nothing behind (issue 25 point 4). What srun's own command
+# A refusal leaves nothing behind. What srun's own command
 # line decides is refused in init_post_opt, before srun asks for an
 # allocation: a refusal after it (local_user_init) left the job holding its
 # nodes and srun's allocation shepherd holding the terminal for about 20 s,
@@ -14,7 +14,7 @@ cd "$(mktemp -d)" || exit 1
 
 last_id() { sbatch --parsable -N1 -o /dev/null --wrap true 2>/dev/null; }
 
-refused() { # refused LABEL PATTERN -- SRUN ARGS...
+refused_leaving_nothing() { # refused_leaving_nothing LABEL PATTERN -- SRUN ARGS...
 	local label=$1 pat=$2 before after t0 t1 took
 	shift 3
 	before=$(last_id)
@@ -35,15 +35,15 @@ refused() { # refused LABEL PATTERN -- SRUN ARGS...
 		"$label: the next srun on the same nodes runs at once (exit $rc, ${took} ms)"
 }
 
-refused "srun -N2 --rdzv=deepspeed deepspeed x.py" "deepspeed" -- \
+refused_leaving_nothing "srun -N2 --rdzv=deepspeed deepspeed x.py" "deepspeed" -- \
 	srun -N2 -w n1,n2 --rdzv=deepspeed deepspeed x.py
-refused "srun -n4 --rdzv=torch torchrun x.py" "torchrun" -- \
+refused_leaving_nothing "srun -n4 --rdzv=torch torchrun x.py" "torchrun" -- \
 	srun -n4 -w n1,n2 --rdzv=torch torchrun x.py
-refused "srun -N2 --ntasks-per-node=2 --rdzv=torch python -m torch.distributed.run" "torch.distributed.run" -- \
+refused_leaving_nothing "srun -N2 --ntasks-per-node=2 --rdzv=torch python -m torch.distributed.run" "torch.distributed.run" -- \
 	srun -N2 -w n1,n2 --ntasks-per-node=2 --rdzv=torch $PY -m torch.distributed.run x.py
-refused "srun -N2 -n4 --rdzv=torchrun" "one launcher per node" -- \
+refused_leaving_nothing "srun -N2 -n4 --rdzv=torchrun" "one launcher per node" -- \
 	srun -N2 -n4 -w n1,n2 --rdzv=torchrun true
-refused "RDZV_MODE=deepspeed srun -N2 deepspeed x.py" "deepspeed" -- \
+refused_leaving_nothing "RDZV_MODE=deepspeed srun -N2 deepspeed x.py" "deepspeed" -- \
 	env RDZV_MODE=deepspeed srun -N2 -w n1,n2 deepspeed x.py
 # One task on one node still runs it (nothing to refuse), and a step whose
 # size only the allocation tells is still refused, after it.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A step that hangs says which rank holds it, and where (issue 27): under
+# A step that hangs says which rank holds it, and where: under
 # --rdzv-debug=hang, 4 real PyTorch ranks on 2 nodes (gloo), one of them not
 # in the all_reduce the other three wait in (asleep, spinning in Python, or
 # blocked in read()), and rdzv-hang, run from outside the job as a user on a
@@ -8,6 +8,7 @@
 # torchrun). Without the option nothing is armed and rdzv-hang says so.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
+. "$top_srcdir/tests/lib/hang.sh"
 e2e_require torch
 hang=$top_builddir/helpers/rdzv-hang
 prog=$top_srcdir/tests/e2e/hang_rank.py
@@ -23,50 +24,14 @@ finish() {
 	e2e_stop
 }
 trap finish EXIT
-within() { awk -v v="$2" -v m="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 < m + 0) }'; }
-line_of() { grep -n "$1" "$prog" | head -n 1 | cut -d: -f1; }
 l_sleep=$(line_of 'time.sleep(3600)')
 # A busy loop is seen on either of its lines (CPython's jump back is the while's).
 l_spin="($(line_of 'while True:')|$(line_of 'n += 1'))"
 l_read=$(line_of 'os.read(r, 1)')
 l_reduce=$(line_of 'dist.all_reduce(t)')
 
-# launch NAME SRUN-ARGS...: the step in the background; waits until its 4
-# ranks wrote their files (they are in place), sets $js (JOB.STEP).
-launch() {
-	local name=$1 i
-	shift
-	rm -rf "$tmp/$name" && mkdir -p "$tmp/$name" && chmod 777 "$tmp/$name"
-	timeout -k 5 $((300 * ${E2E_TIMEOUT_SCALE:-2})) srun -N2 "$@" >"$tmp/$name.out" 2>&1 &
-	srun_pid=$!
-	js=
-	for i in $(seq 1 $((600 * ${E2E_TIMEOUT_SCALE:-2}))); do
-		[ "$(ls "$tmp/$name"/rank-* 2>/dev/null | wc -l)" = 4 ] && break
-		kill -0 "$srun_pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	[ "$(ls "$tmp/$name"/rank-* 2>/dev/null | wc -l)" = 4 ] || { diag "$(tail -n 20 "$tmp/$name.out")"; return 1; }
-	js=$(awk '{print $3}' "$tmp/$name/rank-0")
-	# The ranks are past their file; give the waiting ones a moment to
-	# be inside all_reduce's wait.
-	sleep 1
-}
-node_of() { awk '{print $2}' "$tmp/$1/rank-$2"; }
-end_step() {
-	scancel "${js%.*}" 2>/dev/null
-	wait "$srun_pid" 2>/dev/null
-	srun_pid=
-}
-
-# ask NAME: rdzv-hang on the step, timed (from outside the job: no SLURM_JOB_ID)
-ask() {
-	local t0
-	t0=$(date +%s.%N)
-	got=$(env -u SLURM_JOB_ID "$hang" "$js" 2>&1)
-	hang_rc=$?
-	took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-	printf '%s\n' "$got" | sed 's/^/# /'
-}
+# launch, end_step, ask (rdzv-hang on the step, timed), node_of and
+# line_of: tests/lib/hang.sh.
 
 check_case() { # check_case NAME HOW BAD LINE FUNC MODE-LABEL
 	local name=$1 how=$2 bad=$3 line=$4 func=$5 label=$6 n r

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The end of a hang names the culprit (issue 27, points 2 and 3): with
+# The end of a hang names the culprit: with
 # --rdzv-collective-timeout=20 (which arms --rdzv-debug=hang), 4 real
 # PyTorch ranks on 2 nodes (gloo, PyTorch's default timeout: the program
 # passes none), rank 2 asleep before the all_reduce the others wait in. The
@@ -11,6 +11,7 @@
 # its own, and a wrong value is refused by srun naming the valid ones.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
+. "$top_srcdir/tests/lib/hang.sh"
 e2e_require torch
 hang=$top_builddir/helpers/rdzv-hang
 prog=$top_srcdir/tests/e2e/hang_rank.py
@@ -24,10 +25,8 @@ finish() {
 	e2e_stop
 }
 trap finish EXIT
-line_of() { grep -n "$1" "$prog" | head -n 1 | cut -d: -f1; }
 l_sleep=$(line_of 'time.sleep(3600)')
 l_reduce=$(line_of 'dist.all_reduce(t)')
-within() { awk -v v="$2" -v m="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 < m + 0) }'; }
 
 # timed NAME SRUN-ARGS...: the step to its end; $out, $rc, $took (s)
 timed() {
@@ -39,7 +38,6 @@ timed() {
 	took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	printf '%s\n' "$out" | grep -E '^(rdzv|  rank|step )' | sed 's/^/# /'
 }
-node_of() { awk '{print $2}' "$tmp/$1/rank-$2"; }
 
 check_end() { # check_end NAME LABEL
 	local name=$1 label=$2 n2

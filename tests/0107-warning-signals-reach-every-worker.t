@@ -1,5 +1,5 @@
 #!/bin/bash
-# Warning signals reach every worker (issue 27, point 4): scancel
+# Warning signals reach every worker: scancel
 # --signal=USR1 JOB.STEP (what #SBATCH --signal=USR1@120 and srun
 # --signal do at the time limit, through the same slurmstepd path) reaches
 # every training process once, and the step goes on: under --rdzv=torch

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Multi-node NVLink readiness (issue 26): a profile with "require mnnvl"
+# Multi-node NVLink readiness: a profile with "require mnnvl"
 # makes every node of a step check, once per step and before any task
 # starts, that it has an IMEX channel and that NVML reports every GPU's
 # fabric registration completed, healthy and in one clique; a node that is
@@ -56,8 +56,6 @@ e2e_start RDZV_PLUGSTACK_ARGS="profiles=$pdir profile=plain partition_profile=gp
 trap 'e2e_stop; cleanup_dirs' EXIT
 cd "$(mktemp -d)" || exit 1
 marker=$PWD/launched
-uniq_of() { printf '%s\n' "$1" | grep -v '^rdzv:' | sort -u | tr '\n' ' '; }
-not0() { [ "$1" != 0 ] && echo 0 || echo 1; }
 nolaunch() { ok "$([ ! -e "$marker" ] && echo 0 || echo 1)" "$1"; rm -f "$marker"; }
 # Where one node of two is broken, its own tasks never start; the healthy
 # node's may, and end with the step (each node refuses its own tasks).
@@ -133,7 +131,7 @@ run_to 30 srun -N1 -n1 --nccl-profile=broken touch "$marker"
 like "$out" "broken.profile:2: unknown requirement 'nvlink' \(expected: mnnvl\)" "a bad require line is named by file:line in srun"
 nolaunch "... and nothing ran"
 
-# --- nvlink_domain=nvml (issue 26 point 1): each node's domain from its GPUs ---
+# --- nvlink_domain=nvml: each node's domain from its GPUs ---
 healthy
 e2e_plugstack profiles=$pdir profile=plain identity_root=$root "nvml_library=$T/%n/libnvml.so" nvlink_domain=nvml
 run_to 30 srun -N2 -n4 --rdzv=torch bash -c 'echo "D=$RDZV_NVLINK_DOMAIN S=${RDZV_NVLINK_DOMAIN_SIZE-unset}"'

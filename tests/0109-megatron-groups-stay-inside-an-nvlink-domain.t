@@ -1,5 +1,5 @@
 #!/bin/bash
-# NVLink domains beyond the node (issue 26). With plugstack nvlink_domain=block
+# NVLink domains beyond the node. With plugstack nvlink_domain=block
 # a domain is a Slurm topology block (BlockName=, one per NVL72 rack): srun
 # reads the blocks once per step, and Megatron's tensor-, context- and
 # expert-parallel groups may cross nodes of one block but are refused before
@@ -20,40 +20,11 @@ e2e_require torch
 tmp=$(mktemp -d) || exit 1
 marker=$tmp/launched
 standin="$top_srcdir/sbatch-examples/stand-ins/megatron-lm/pretrain_gpt.py"
-check="$PY $top_srcdir/tests/e2e/check_reports.py"
 launch=(bash -c "touch $marker; exec $PY $standin \"\$@\"" pretrain_gpt.py)
 export MEGATRON_STANDIN_GROUPS_BY=block PYTHONDONTWRITEBYTECODE=1
+# report_field, megatron_refused and megatron_runs (which reads this
+# stand-in's group check): tests/lib/steps.sh.
 
-field() { # field JSON-KEY: the set of that key's values over the reports in $out
-	printf '%s\n' "$out" | grep RDZV_REPORT | python3 -c '
-import json, sys
-vals = set()
-for l in sys.stdin:
-    r = json.loads(l.split("RDZV_REPORT ", 1)[1])
-    v = r
-    for k in sys.argv[1].split("."):
-        v = v.get(k) if isinstance(v, dict) else None
-    vals.add(json.dumps(v))
-print(" ".join(sorted(vals)))' "$1"
-}
-refused() { # refused NAME REGEX SRUN-ARGS...: srun exits non-zero before launch, saying REGEX
-	local name=$1 re=$2
-	shift 2
-	rm -f "$marker"
-	run_to 60 srun --rdzv=megatron "$@"
-	ok "$([ "$rc" != 0 ] && [ ! -e "$marker" ]; echo $?)" "$name: refused before launch (srun exit $rc)"
-	like "$out" "$re" "$name: the message says why"
-}
-runs() { # runs NAME NTASKS SRUN-ARGS...: the step exits 0, every rank reports, groups in one block
-	local name=$1 n=$2
-	shift 2
-	run_to 120 srun --rdzv=megatron "$@"
-	is "$rc" 0 "$name: the step exits 0"
-	verdict=$(printf '%s\n' "$out" | $check "$n")
-	is "$?" 0 "$name: $n ranks meet and all-reduce ($verdict)"
-	is "$(field tp_groups_split)" "[]" "$name: every parallel group sits in one Slurm block (the stand-in's check)"
-	[ "$rc" = 0 ] || diag "$(printf '%s\n' "$out" | grep -v RDZV_REPORT | tail -n 8)"
-}
 # Each rank's RDZV_NVLINK_DOMAIN against Slurm's own block for it, the
 # domain's size, and the ranks inside each domain numbered 0..size-1.
 domains_agree() {
@@ -76,7 +47,7 @@ print("ok" if not bad and by else "bad %s" % bad)'
 if ! e2e_slurm_at_least 23.11; then
 	e2e_start RDZV_NODES=2 RDZV_PLUGSTACK_ARGS="nvlink_domain=block"
 	trap 'e2e_stop; rm -rf "$tmp"' EXIT
-	refused "Slurm $SLURM_VERSION without topology/block" \
+	megatron_refused "Slurm $SLURM_VERSION without topology/block" \
 		"nvlink_domain=block needs Slurm 23.11 or later \(topology/block\)" \
 		-N2 --ntasks-per-node=1 "${launch[@]}"
 	done_testing
@@ -93,22 +64,22 @@ diag "topology/block: b1=n[1,3], b2=n[2,4]; plugstack nvlink_domain=block"
 two=(-N4 --ntasks-per-node=2 --cpus-per-task=1)
 
 if e2e_slurm_at_least 26.05; then
-	runs "TP=4 across two nodes of one block" 8 "${two[@]}" "${launch[@]}" \
+	megatron_runs "TP=4 across two nodes of one block" 8 "${two[@]}" "${launch[@]}" \
 		--tensor-model-parallel-size 4
 	is "$(domains_agree)" ok "TP=4: RDZV_NVLINK_DOMAIN is Slurm's block of each rank, _SIZE 4, _RANK 0-3 in each"
-	is "$(field where)" '"b1" "b2"' "TP=4: the ranks ran in both blocks"
-	refused "TP=8 across the two blocks" \
+	is "$(report_field where)" '"b1" "b2"' "TP=4: the ranks ran in both blocks"
+	megatron_refused "TP=8 across the two blocks" \
 		"TP=8 \(--tensor-model-parallel-size\): the group of ranks 0-7 would span NVLink domains b1 \(ranks 0-3 on n1, n3\) and b2 \(ranks 4-7 on n2, n4\)" \
 		"${two[@]}" "${launch[@]}" --tensor-model-parallel-size 8
 	diag "srun said: $(printf '%s\n' "$out" | grep -m1 'layout check')"
 	like "$out" "more than the 2 nodes of 2 tasks the largest domain holds: lower TP" \
 		"TP=8: no --segment can fit it, and the message says so"
-	runs "EP=4 across two nodes of one block" 8 "${two[@]}" "${launch[@]}" \
+	megatron_runs "EP=4 across two nodes of one block" 8 "${two[@]}" "${launch[@]}" \
 		--expert-model-parallel-size 4
-	refused "EP=8 across the two blocks" \
+	megatron_refused "EP=8 across the two blocks" \
 		"EP=8 \(--expert-model-parallel-size\): the group of ranks 0-7 would span NVLink domains b1 .* and b2 " \
 		"${two[@]}" "${launch[@]}" --expert-model-parallel-size 8
-	refused "EP=4 x TP=2 (expert groups of ranks 2 apart) across the blocks" \
+	megatron_refused "EP=4 x TP=2 (expert groups of ranks 2 apart) across the blocks" \
 		"EP=4 \(--expert-model-parallel-size\): the group of ranks 0..6 would span NVLink domains b1 \(ranks 0, 2 on n1, n3\) and b2 \(ranks 4, 6 on n2, n4\)" \
 		"${two[@]}" "${launch[@]}" --expert-model-parallel-size 4 --tensor-model-parallel-size 2
 	run_to 60 srun --rdzv=megatron --rdzv-verbose -N4 --ntasks-per-node=2 true
@@ -117,7 +88,7 @@ if e2e_slurm_at_least 26.05; then
 	like "$out" "n3:   NVLink domain: b1 \(nvlink_domain=block, Slurm's topology blocks\): 2 of the step's nodes, 4 tasks, this node's first task is its 2" \
 		"--rdzv-verbose: each node its domain and place"
 	e2e_plugstack nvlink_domain=node
-	refused "nvlink_domain=node: TP=4 on nodes of 2 tasks, as before" \
+	megatron_refused "nvlink_domain=node: TP=4 on nodes of 2 tasks, as before" \
 		"TP=4 is larger than the 2 tasks on node" "${two[@]}" "${launch[@]}" \
 		--tensor-model-parallel-size 4
 	run_to 60 srun --rdzv=megatron -N4 --ntasks-per-node=2 bash -c 'echo "D=${RDZV_NVLINK_DOMAIN-unset}"'
@@ -158,10 +129,10 @@ if e2e_slurm_at_least 26.05; then
 	is "$(printf '%s\n' "$out" | grep -E '^n[0-9] ' | sort | tr '\n' ' ')" "n1 c1 n2 c1 n3 c2 n4 c2 " \
 		"... and a step inside salloc -p gpu gets pairs' blocks (the allocation's partition)"
 else
-	refused "TP=4 in list order (n1 b1, n2 b2)" \
+	megatron_refused "TP=4 in list order (n1 b1, n2 b2)" \
 		"TP=4 \(--tensor-model-parallel-size\): the group of ranks 0-3 would span NVLink domains b1 \(ranks 0-1 on n1\) and b2 \(ranks 2-3 on n2\)" \
 		"${two[@]}" "${launch[@]}" --tensor-model-parallel-size 4
-	runs "TP=4 on n1 and n3 (one block)" 4 -N2 -w n1,n3 --ntasks-per-node=2 --cpus-per-task=1 \
+	megatron_runs "TP=4 on n1 and n3 (one block)" 4 -N2 -w n1,n3 --ntasks-per-node=2 --cpus-per-task=1 \
 		"${launch[@]}" --tensor-model-parallel-size 4
 	is "$(domains_agree)" ok "TP=4 on b1: RDZV_NVLINK_DOMAIN is Slurm's block, _SIZE 4, _RANK 0-3"
 fi

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hang diagnosis inside an Apptainer image (issue 31): the plugin points the
+# Hang diagnosis inside an Apptainer image: the plugin points the
 # task's PYTHONPATH at hang_python=, a directory of the host that no image
 # has, so inside `apptainer exec IMAGE` Python loaded the image's own
 # sitecustomize.py and --rdzv-debug=hang, --rdzv-collective-timeout and
@@ -20,6 +20,7 @@
 # image's sitecustomize.py and PyTorch's 30 minutes.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
+. "$top_srcdir/tests/lib/hang.sh"
 . "$top_srcdir/tests/containers/lib.sh"
 ctr_require
 e2e_require torch
@@ -48,11 +49,8 @@ trap finish EXIT
 e2e_start RDZV_PLUGSTACK_ARGS="hang_python=$hp hang_helper=$hang"
 trap finish EXIT
 in_image() { echo "apptainer exec --no-privs $* $IMAGE"; }
-line_of() { grep -n "$1" "$prog" | head -n 1 | cut -d: -f1; }
 l_sleep=$(line_of 'time.sleep(3600)')
 l_reduce=$(line_of 'dist.all_reduce(t)')
-within() { awk -v v="$2" -v m="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 < m + 0) }'; }
-node_of() { awk '{print $2}' "$tmp/$1/rank-$2"; }
 
 is "$(apptainer exec --no-privs "$IMAGE" sh -c "test -e $hp/sitecustomize.py && echo there || echo absent")" absent \
 	"the image has no $hp (the case of every image)"
@@ -84,34 +82,7 @@ unlike "$out" "(WARNING|INFO): " "... without a warning or notice from Apptainer
 run_to 120 srun -N1 -n1 --rdzv-debug=hang $(in_image) sh -c "touch $hp/x 2>&1 || echo read-only"
 like "$out" "read-only" "hang_python= is bound read-only"
 
-# launch NAME SRUN-ARGS...: as tests/0105: the step in the background until
-# its 4 ranks wrote their files; $js is JOB.STEP.
-launch() {
-	local name=$1 i
-	shift
-	rm -rf "$tmp/$name" && mkdir -p "$tmp/$name" && chmod 777 "$tmp/$name"
-	timeout -k 5 $((300 * ${E2E_TIMEOUT_SCALE:-2})) srun -N2 "$@" >"$tmp/$name.out" 2>&1 &
-	srun_pid=$!
-	js=
-	for i in $(seq 1 $((600 * ${E2E_TIMEOUT_SCALE:-2}))); do
-		[ "$(ls "$tmp/$name"/rank-* 2>/dev/null | wc -l)" = 4 ] && break
-		kill -0 "$srun_pid" 2>/dev/null || break
-		sleep 0.2
-	done
-	[ "$(ls "$tmp/$name"/rank-* 2>/dev/null | wc -l)" = 4 ] || { diag "$(tail -n 20 "$tmp/$name.out")"; return 1; }
-	js=$(awk '{print $3}' "$tmp/$name/rank-0")
-	sleep 1
-}
-end_step() {
-	scancel "${js%.*}" 2>/dev/null
-	wait "$srun_pid" 2>/dev/null
-	srun_pid=
-}
-ask() {
-	got=$(env -u SLURM_JOB_ID "$hang" "$js" 2>&1)
-	hang_rc=$?
-	printf '%s\n' "$got" | sed 's/^/# /'
-}
+# launch, end_step and ask: tests/lib/hang.sh, as in tests/0105.
 check_ask() { # check_ask NAME LABEL
 	local n2
 	n2=$(node_of "$1" 2)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A hang_python= directory without spank-rdzv's sitecustomize.py is named at
-# step start (issue 31): without it the plugin's PYTHONPATH arms nothing
+# step start: without it the plugin's PYTHONPATH arms nothing
 # (Python loads Debian's or an image's own sitecustomize), so rdzv-hang would
 # find no rank and a collective timeout would not apply, without a word.
 # The user's own --rdzv-debug=hang or --rdzv-collective-timeout is refused

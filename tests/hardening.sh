@@ -1,5 +1,5 @@
 #!/bin/sh
-# hardening.sh: the hardening checks of issue 7 in one command, for CI.
+# hardening.sh: the hardening checks below in one command, for CI.
 #
 #   tests/hardening.sh [BUILDDIR]
 #

@@ -12,7 +12,7 @@
 # faulthandler names the main thread last; a process of more than 100
 # threads may have it left out (faulthandler prints at most 100).
 #
-# Also (issue 27, points 2 and 3):
+# Also:
 # - RDZV_COLLECTIVE_TIMEOUT=SECONDS (--rdzv-collective-timeout): becomes
 #   torch.distributed's default timeout (torch.distributed.constants'
 #   default_pg_timeout, and default_pg_nccl_timeout where it exists, set as

@@ -116,8 +116,9 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				                val, rdzv_mode_names());
 			c->mode = m;
 		} else if (strcmp(key, "kill_on_bad_exit") == 0) {
-			/* no: a failed rank no longer stops the step by default
-			 * (issue 21); slurm.conf's KillOnBadExit decides again. */
+			/* no: the plugin does not make a failed rank stop the
+			 * step; slurm.conf's KillOnBadExit decides, as without
+			 * the plugin. */
 			if ((b = rdzv_parse_bool(val)) < 0)
 				return rdzv_err(err, errlen,
 				                "plugstack argument kill_on_bad_exit=%.32s: valid values are yes, no",

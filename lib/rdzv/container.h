@@ -87,7 +87,7 @@ int rdzv_container_requested(const char *(*get)(void *ctx, const char *name), vo
  * MASTER_ADDR=localhost would give every task those. A host variable
  * APPTAINERENV_NAME=value gives NAME=value inside the container, over the
  * image's, and is kept by --cleanenv (measured with Apptainer 1.4.5,
- * ../shared/containers/README.md). The plugin cannot see that a task will
+ * doc/containers.md). The plugin cannot see that a task will
  * run apptainer (a wrapper script, `singularity`), so every task gets them.
  *
  * For every entry of set, after rdzv_envset_apply (its outcome known):
@@ -123,7 +123,7 @@ int rdzv_container_apptainer(const struct rdzv_envset *set, const struct rdzv_en
 void rdzv_container_apptainer_note(const struct rdzv_apptainer_stats *st, char *buf,
                                    size_t len);
 
-/* Apptainer's binds (issue 31): Apptainer reads APPTAINER_BIND (and
+/* Apptainer's binds: Apptainer reads APPTAINER_BIND (and
  * SINGULARITY_BIND) from the environment of the `apptainer` command, a
  * comma-separated list of SRC[:DST[:OPTS]]. The value for base (the user's,
  * NULL or "" for none) with each of entries appended after it, comma

@@ -1,9 +1,10 @@
-/* domain.h: NVLink domains (issue 26).
+/* domain.h: NVLink domains.
  *
  * On a GB200/GB300 NVL72 rack NVLink does not end at the node: up to 18
  * compute trays (each its own Linux node, 4 GPUs) share one NVLink domain.
  * Where a domain ends is told by the site (plugstack.conf nvlink_domain=):
- *   node   every node is its own domain (the plugin's rule before issue 26);
+ *   node   every node is its own domain (the default, and the only rule
+ *          before the other two existed);
  *   block  Slurm's topology/block: one block (BlockName=) per domain, read by
  *          srun from slurmctld once per step (slurm_load_topo), the same
  *          blocks --segment keeps a job's segments inside;

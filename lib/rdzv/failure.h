@@ -1,4 +1,4 @@
-/* failure.h: a failed rank stops the whole step (issue 21).
+/* failure.h: a failed rank stops the whole step.
  *
  * The mechanism is Slurm's own kill-on-bad-exit, decided in srun: srun reads
  * SLURM_KILL_BAD_EXIT from its environment (src/srun/opt.c, _opt_env) after

@@ -1,6 +1,6 @@
-/* frameworks.c: see frameworks.h. The facts behind each rule are in
- * ../shared/frameworks/README.md (DeepSpeed 0.19.5, Lightning 2.x, JAX 0.11
- * read and run under Slurm 24.11). */
+/* frameworks.c: see frameworks.h. Each rule follows what DeepSpeed 0.19.5,
+ * Lightning 2.x and JAX 0.11 were measured to read and do when run under
+ * Slurm 24.11 (doc/modes.md says it per mode). */
 #include "config.h"
 #include "frameworks.h"
 #include "launcher.h"

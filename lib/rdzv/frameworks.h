@@ -1,7 +1,9 @@
-/* frameworks.h: what the frameworks measured in ../shared/frameworks/
- * README.md need beyond the variables (issue 22): the lightning mode, and
- * the whole-step checks of the torch, deepspeed, lightning and jax modes
- * (rdzv_mode_check_f, lib/rdzv/modes.h). The mode table in modes.c points
+/* frameworks.h: what the frameworks need beyond the variables, as measured
+ * (DeepSpeed 0.19.5, Lightning 2.x, JAX 0.11 under Slurm; doc/modes.md):
+ * a launcher that reads no Slurm variable splits a step into private worlds
+ * and Lightning refuses layouts at start-up, so srun checks first. Here:
+ * the lightning mode, and the whole-step checks of the torch, deepspeed,
+ * lightning and jax modes (rdzv_mode_check_f, lib/rdzv/modes.h). The mode table in modes.c points
  * here. Plain C: tests/unit/test-frameworks.c.
  *
  * A check runs in srun before launch (local.c: step->local_ntasks is 0

@@ -1,5 +1,5 @@
 /* hang.h: where each rank of a hung step is, and which ranks are not where
- * the others are (issue 27, rdzv-hang(1)).
+ * the others are (rdzv-hang(1)).
  *
  * Under --rdzv-debug=hang every Python process of the step registers
  * faulthandler on RDZV_HANG_SIGNAL (python/sitecustomize.py, armed by the
@@ -81,7 +81,7 @@ int rdzv_hang_record_header(const char *line, size_t len, uint32_t *rank, char *
  * whole status file. Returns 1, 0, or -1 when there is no SigCgt line. */
 int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
 
-/* ---- The end of a hang names the culprit (issue 27, point 2) ----
+/* ---- The end of a hang names the culprit ----
  *
  * srun, in an armed step, listens on a datagram socket and exports
  *   RDZV_HANG_ASK=JOB.STEP:PORT:NONCE   (NONCE in hex)

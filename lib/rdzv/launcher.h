@@ -1,10 +1,10 @@
-/* launcher.h: finding a framework's own launcher in a step's command line
- * (issue 22). Under srun a launcher that reads no Slurm variable splits the
- * step silently: `srun -N2 --rdzv=deepspeed deepspeed train.py` starts, in
+/* launcher.h: finding a framework's own launcher in a step's command line.
+ * Under srun a launcher that reads no Slurm variable splits the step
+ * silently: `srun -N2 --rdzv=deepspeed deepspeed train.py` starts, in
  * every task, DeepSpeed's runner, which (without a hostfile) starts
  * LOCAL_SIZE workers of its own on 127.0.0.1:29500: one private world per
  * task, every one "rank 0 of 1", and the step exits 0 (measured with
- * DeepSpeed 0.19.5, ../shared/frameworks/README.md). torchrun and
+ * DeepSpeed 0.19.5 on 2 nodes, doc/modes.md). torchrun and
  * `accelerate launch` do the same to the plugin's RANK and WORLD_SIZE.
  *
  * What is recognised, in the step's argv (S_JOB_ARGV) or in srun's own

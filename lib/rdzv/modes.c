@@ -23,7 +23,7 @@
 #include "config.h"
 #include "modes.h"
 #include "argscan.h"
-#include "frameworks.h" /* lightning, launcher checks (issue 22) */
+#include "frameworks.h" /* lightning, launcher checks */
 #include "domain.h"
 #include "megatron.h"
 #include "util.h"
@@ -229,7 +229,9 @@ static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
 	uint64_t plane = 0;
 
 	memset(&p, 0, sizeof(p));
-	if (rdzv_check_launcher("megatron", s, err, errlen) < 0) /* issue 22 */
+	/* A framework launcher (torchrun, deepspeed, ...) as the command of a
+	 * step of several tasks would split it into private worlds. */
+	if (rdzv_check_launcher("megatron", s, err, errlen) < 0)
 		return -1;
 	if (rdzv_megatron_read(s->argc, s->argv, s->envp, &l, msg, sizeof(msg)) < 0)
 		return rdzv_err(err, errlen, "--rdzv=megatron: %s", msg);
@@ -244,7 +246,7 @@ static int check_megatron(const struct rdzv_step *s, char *err, size_t errlen)
 	ps = rdzv_envp_get(s->envp, "SLURM_DIST_PLANESIZE");
 	if (ps && rdzv_parse_u64(ps, 1, UINT32_MAX, &plane) == 0)
 		p.plane_size = (uint32_t)plane;
-	/* NVLink beyond the node (issue 26): groups are checked by domain where
+	/* NVLink beyond the node: groups are checked by domain where
 	 * the step's layout and domains are known (srun), only the sizes on
 	 * the nodes. */
 	p.by_domain = s->nvlink_domain == RDZV_NVLINK_BLOCK

@@ -44,7 +44,7 @@ struct rdzv_step {
 	 * SLURM_TASKS_PER_NODE, which srun rewrites for the step),
 	 * SLURM_DISTRIBUTION, SLURM_DIST_PLANESIZE, TP_SIZE... */
 	char **envp;
-	/* NVLink domains (issue 26, domain.h). nvlink_domain: the site's rule.
+	/* NVLink domains (domain.h). nvlink_domain: the site's rule.
 	 * On the nodes: domain[0] set when the node's domain is known (srun's
 	 * map for block), with the step's tasks in it (domain_size) and the
 	 * index of the node's first task among them (domain_base). In srun:
@@ -131,7 +131,7 @@ int rdzv_megatron_connections(const struct rdzv_step *step, char *why, size_t wh
 /* GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME (=NAME, exact) naming step->ifname,
  * as defaults, when it is known; every mode that meets at MASTER_ADDR adds them. */
 /* RDZV_NVLINK_DOMAIN, RDZV_NVLINK_DOMAIN_SIZE, RDZV_NVLINK_DOMAIN_RANK when
- * the node's NVLink domain is known (issue 26); nothing otherwise. */
+ * the node's NVLink domain is known; nothing otherwise. */
 struct rdzv_task;
 int rdzv_fill_domain(const struct rdzv_step *step, const struct rdzv_task *t,
                      struct rdzv_envset *env, char *err, size_t errlen);

@@ -47,7 +47,7 @@
 # initialise cgroups unconditionally otherwise and fail without them).
 # Writes $RDZV_CLUSTER_DIR/env.sh to source: SLURM_CONF and PATH.
 #
-# A network per node (issue 25): nodes that share one network stack hide
+# A network per node: nodes that share one network stack hide
 # addressing bugs (a rendezvous aimed at the wrong node still reaches rank 0's
 # store). Each slurmd runs in its own network namespace "rdzvL-nK" (and with
 # it slurmstepd and the tasks): a veth pair whose outer end sits on the

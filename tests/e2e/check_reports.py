@@ -63,7 +63,8 @@ def main(argv):
             bad.append(f"rank {e['RANK']}: WORLD_SIZE {e['WORLD_SIZE']}")
         if r["allreduce"] != r["expect"]:
             bad.append(f"rank {e['RANK']}: all-reduce {r['allreduce']} != {r['expect']}")
-        # unset, or "False" (issue 14: no agent hosts a store)
+        # unset, or "False": no agent hosts a store here, and "True" would
+        # leave rank 0 a client of a store nobody serves
         if "--launcher" not in opts and e["TORCHELASTIC_USE_AGENT_STORE"] not in (None, "False"):
             bad.append(f"rank {e['RANK']}: TORCHELASTIC_USE_AGENT_STORE={e['TORCHELASTIC_USE_AGENT_STORE']}")
     for node, rs in by_node.items():

@@ -1,5 +1,5 @@
 """fw_point5.py CASE: what submitit's and Accelerate's stand-ins make of a
-task's environment (issue 22 point 5); one "P5 {json}" line per task.
+task's environment; one "P5 {json}" line per task.
   submitit            TorchDistributedEnvironment().export()
   submitit-overwrite  ... export(overwrite=True)
   accelerate          Accelerator()

@@ -1,4 +1,4 @@
-/* fuzz-hang.c: what rdzv-hang reads (issue 27, lib/rdzv/hang.c): a
+/* fuzz-hang.c: what rdzv-hang reads (lib/rdzv/hang.c): a
  * faulthandler dump as a process wrote it (any bytes: the process is the
  * user's), a collector's record header, a /proc/PID/status text.
  * Invariants: a parsed dump has at least one frame, NUL-terminated fields

@@ -11,6 +11,8 @@
 #   TORCHRUN                    the torchrun command line (a shim, see below)
 #   SLURM_VERSION               the cluster's Slurm release (e.g. 24.11.5)
 #   TORCH_VERSION               PyTorch's release (e.g. 2.6.0+debian)
+# and what tests read from a step (within, run_step, field, report_field,
+# megatron_refused, megatron_runs, ...): tests/lib/steps.sh, sourced here.
 #
 # The cluster's Slurm is chosen by RDZV_SLURM (tests/versions/run-leg.sh sets it):
 #   host    (default) the host's Slurm (Debian 12: 22.05) and PyTorch 1.13
@@ -129,3 +131,5 @@ run_to() {
 	[ "$rc" = 124 ] && diag "timed out after ${secs}s: $*"
 	return 0
 }
+
+. "$top_srcdir/tests/lib/steps.sh"

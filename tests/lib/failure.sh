@@ -1,4 +1,4 @@
-# failure.sh: source after e2e.sh (tests/0032-0037, issue 21).
+# failure.sh: source after e2e.sh (tests/0032-0037).
 #
 #   step SECS CMD...   run_to with a job name of this test's own (-J is added
 #                      after srun/sbatch/salloc when CMD starts with one): on a
@@ -6,7 +6,7 @@
 #                      hang cannot hold the nodes for the next test
 #   since STAMP        seconds from the time in STAMP (fail_rank.py writes it
 #                      when it fails) to now, e.g. "0.84"; "none" without one
-#   within SECS VALUE  0 when VALUE is a number below SECS
+#   (within SECS VALUE comes from tests/lib/steps.sh, through e2e.sh)
 #   rdzv_lines         the plugin's failure lines of $out
 #   leftover TOKEN     processes whose command line holds TOKEN (read only)
 FAIL_APP=$top_srcdir/tests/e2e/fail_rank.py
@@ -41,10 +41,6 @@ new_stamp() {
 since() {
 	[ -s "$1" ] || { echo none; return; }
 	awk -v a="$(cat "$1")" -v b="${t_end:-$EPOCHREALTIME}" 'BEGIN { printf "%.2f", b - a }'
-}
-
-within() {
-	awk -v v="$2" -v m="$1" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 < m + 0) }'
 }
 
 rdzv_lines() { printf '%s\n' "$out" | grep -E '^rdzv: (node )?rank [0-9]+ \(node ' ; }

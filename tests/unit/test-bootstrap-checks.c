@@ -273,7 +273,7 @@ static void test_master_local(void)
 	   strstr(note, "does not resolve"), "an unresolvable name is said so");
 }
 
-/* The NVLink fabric (issue 26): nodes in different cliques, a node whose
+/* The NVLink fabric: nodes in different cliques, a node whose
  * GPUs disagree, no NVML; the report carries it through encode/decode. */
 static void fabric_of(struct pf_report *r, const char *domain, int ok_, const char *line)
 {

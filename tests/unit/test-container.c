@@ -244,7 +244,7 @@ static void test_apptainer(void)
 	rdzv_envset_destroy(late);
 }
 
-/* APPTAINER_BIND (issue 31): the user's binds first, ours appended once. */
+/* APPTAINER_BIND: the user's binds first, ours appended once. */
 static void test_binds(void)
 {
 	static const char *const ours[] = { "/usr/share/spank-rdzv/python:/usr/share/spank-rdzv/python:ro",

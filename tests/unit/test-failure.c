@@ -1,6 +1,6 @@
 /* test-failure: reading --rdzv and -K from srun's command line before srun
  * does, the kill-on-bad-exit decision, the failure datagram and line, and
- * the restart count (issue 21). Invalid input first. */
+ * the restart count. Invalid input first. */
 #include "config.h"
 #include "failure.h"
 #include "tap.h"

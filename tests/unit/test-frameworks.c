@@ -8,46 +8,11 @@
 #include "tap.h"
 #include "modes.h"
 #include "util.h"
+#include "modefix.h"
 
 static struct rdzv_step step(uint32_t ntasks, uint32_t nnodes, uint32_t node, uint32_t local)
 {
-	struct rdzv_step s;
-
-	memset(&s, 0, sizeof(s));
-	s.job_id = 7;
-	s.step_id = 1;
-	s.ntasks = ntasks;
-	s.nnodes = nnodes;
-	s.node_id = s.node_rank = node;
-	s.local_ntasks = local;
-	s.port = 29600;
-	s.gpus_on_node = -1;
-	snprintf(s.master_host, sizeof(s.master_host), "n1");
-	snprintf(s.master_addr, sizeof(s.master_addr), "n1");
-	return s;
-}
-
-static struct rdzv_envset *fill(const char *mode, const struct rdzv_step *s, uint32_t rank,
-                                uint32_t local_rank)
-{
-	const struct rdzv_mode *m = rdzv_mode_find(mode);
-	struct rdzv_task t = { rank, local_rank, -1 };
-	struct rdzv_envset *env = rdzv_envset_create();
-	char err[256];
-
-	if (!m || !env || m->fill(s, &t, env, err, sizeof(err)) < 0) {
-		diag("fill %s failed", mode);
-		rdzv_envset_destroy(env);
-		return NULL;
-	}
-	return env;
-}
-
-static const char *val(const struct rdzv_envset *env, const char *name)
-{
-	const struct rdzv_env_entry *e = env ? rdzv_envset_find(env, name) : NULL;
-
-	return e ? e->value : NULL;
+	return modefix_step(7, 1, 29600, ntasks, nnodes, node, local);
 }
 
 static int check(const char *mode, struct rdzv_step *s, char **argv, char **envp, char *err,
@@ -67,7 +32,7 @@ static int check(const char *mode, struct rdzv_step *s, char **argv, char **envp
 static void lightning_fill(void)
 {
 	struct rdzv_step s = step(4, 2, 1, 2);
-	struct rdzv_envset *env = fill("lightning", &s, 3, 1);
+	struct rdzv_envset *env = fill("lightning", &s, 3, 1, -1);
 	const struct rdzv_env_entry *e;
 	size_t i;
 	int torchelastic = 0;
@@ -181,7 +146,7 @@ static void launchers(void)
 static void deepspeed(void)
 {
 	struct rdzv_step s = step(4, 2, 1, 2);
-	struct rdzv_envset *env = fill("deepspeed", &s, 3, 1);
+	struct rdzv_envset *env = fill("deepspeed", &s, 3, 1, -1);
 	char err[512], a0[] = "python", a1[] = "train.py", *argv[] = { a0, a1, NULL };
 	char o1[] = "OMPI_COMM_WORLD_LOCAL_RANK=1", o0[] = "OMPI_COMM_WORLD_LOCAL_RANK=0";
 	char *e1[] = { o1, NULL }, *e0[] = { o0, NULL };
@@ -191,7 +156,7 @@ static void deepspeed(void)
 	   "... on a multi-node step (DeepSpeed's CPU path would wait for other nodes' shared memory)");
 	rdzv_envset_destroy(env);
 	s = step(5, 2, 1, 2); /* 3 + 2: rank 3 is local 0 on node 1 */
-	env = fill("deepspeed", &s, 3, 0);
+	env = fill("deepspeed", &s, 3, 0, -1);
 	is_str(val(env, "LOCAL_RANK"), "0", "uneven 3+2: rank 3's LOCAL_RANK is 0 (DeepSpeed's RANK %% LOCAL_SIZE gives 1)");
 	rdzv_envset_destroy(env);
 	s = step(4, 2, 1, 2);

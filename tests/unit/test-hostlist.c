@@ -285,7 +285,7 @@ static void test_has(void)
 	ok(strstr(err, "ambiguous") != NULL, "has: and says so (%s)", err);
 }
 
-/* ---- rdzv_hostlist_each against indexing (issue 31) ---- */
+/* ---- rdzv_hostlist_each against indexing ---- */
 
 /* A node list as Slurm prints a step's: prefix + one bracket group of the
  * numbers 1..pool kept by keep(i), zero-padded to width 5. */
@@ -421,7 +421,7 @@ static int against_numbers(const char *host, void *ctx)
 }
 
 /* Slurm's largest step as one bracket group of 32,768 ranges, walked whole
- * (quadratic before issue 31: tens of seconds; each host checked). */
+ * (a quadratic walk took tens of seconds; each host checked). */
 static void test_walk_large(void)
 {
 	struct expect x = { 1, 131072, 0, keep_odd };

@@ -5,50 +5,12 @@
 #include "tap.h"
 #include "modes.h"
 #include "util.h"
+#include "modefix.h"
 
 static struct rdzv_step step(uint32_t ntasks, uint32_t nnodes, uint32_t node,
                              uint32_t local)
 {
-	struct rdzv_step s;
-
-	memset(&s, 0, sizeof(s));
-	s.job_id = 42;
-	s.step_id = 3;
-	s.ntasks = ntasks;
-	s.nnodes = nnodes;
-	s.node_id = s.node_rank = node;
-	s.local_ntasks = local;
-	s.port = 29511;
-	s.gpus_on_node = -1;
-	snprintf(s.master_host, sizeof(s.master_host), "n1");
-	snprintf(s.master_addr, sizeof(s.master_addr), "n1");
-	return s;
-}
-
-static struct rdzv_envset *fill(const char *mode, const struct rdzv_step *s, uint32_t rank,
-                                uint32_t local_rank, int visible)
-{
-	const struct rdzv_mode *m = rdzv_mode_find(mode);
-	struct rdzv_task t = { rank, local_rank, visible };
-	struct rdzv_envset *env = rdzv_envset_create();
-	char err[256];
-
-	/* fill_late runs after binding, with the task's final
-	 * CUDA_VISIBLE_DEVICES: here the visible count given. */
-	if (!m || !env || m->fill(s, &t, env, err, sizeof(err)) < 0
-	    || (m->fill_late && m->fill_late(s, &t, env, err, sizeof(err)) < 0)) {
-		diag("fill %s failed: %s", mode, m ? err : "no such mode");
-		rdzv_envset_destroy(env);
-		return NULL;
-	}
-	return env;
-}
-
-static const char *val(const struct rdzv_envset *env, const char *name)
-{
-	const struct rdzv_env_entry *e = env ? rdzv_envset_find(env, name) : NULL;
-
-	return e ? e->value : NULL;
+	return modefix_step(42, 3, 29511, ntasks, nnodes, node, local);
 }
 
 static void table(void)

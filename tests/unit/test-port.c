@@ -263,7 +263,7 @@ static void test_derive(void)
 	   "with a hole in the middle, index 500 is the first port after the hole");
 }
 
-/* The derivation before issue 14, kept here only as the reference the
+/* The plugin's earlier derivation, kept here only as the reference the
  * figures are compared with: job * 64 + step modulo the usable ports. */
 static uint64_t old_index(uint32_t job, uint32_t step, uint64_t usable)
 {

@@ -8,7 +8,7 @@
 #
 # The root is entered with pivot_root in a private mount namespace rather
 # than chroot: the kernel refuses user namespaces to a process inside a
-# chroot, and containers (enroot, issue 17) need them (as
+# chroot, and containers (enroot) need them (as
 # measured on the Debian test roots). /proc, /sys and /dev (with /dev/pts and
 # /dev/shm) are the host's: same PID and network namespaces, so a cluster
 # started inside needs its own ports and state directory (tests/lib/e2e.sh
