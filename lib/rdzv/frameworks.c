@@ -3,6 +3,7 @@
  * read and run under Slurm 24.11). */
 #include "config.h"
 #include "frameworks.h"
+#include "fill.h"
 #include "launcher.h"
 #include "util.h"
 
