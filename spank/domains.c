@@ -12,6 +12,7 @@
 #include "config.h"
 #include "handover.h"
 #include "plugin.h"
+#include "channel.h"
 #include "hooks.h"
 
 #include <errno.h>

@@ -39,6 +39,7 @@
 #define _GNU_SOURCE 1 /* pipe2 */
 #include "config.h"
 #include "plugin.h"
+#include "channel.h"
 #include "hooks.h"
 #include "handover.h"
 #include "hang.h"
@@ -98,7 +99,7 @@ int rdzv_hang_armed(void)
 
 /* What armed the step, as the user or plugstack.conf wrote it; *asked: the
  * user's own option (--rdzv-debug=hang, --rdzv-collective-timeout). */
-static const char *armed_by(int agent, int *asked)
+static const char *armed_by(int launcher, int *asked)
 {
 	*asked = 1;
 	if (rdzv.opts.debug_hang == 1)
@@ -110,7 +111,7 @@ static const char *armed_by(int agent, int *asked)
 		return "debug=hang (plugstack.conf)";
 	if (rdzv_hang_timeout() > 0)
 		return "collective_timeout= (plugstack.conf)";
-	return agent ? "--rdzv=torchrun" : "--rdzv-debug=hang";
+	return launcher ? "--rdzv=torchrun" : "--rdzv-debug=hang";
 }
 
 /* hang_python='s sitecustomize.py as this task sees it (task_init: the
@@ -216,7 +217,7 @@ static int carry_vars(spank_t sp)
 #define RDZV_FORWARD_VAR "RDZV_FORWARD_SIGNALS"
 #define RDZV_FORWARD_DEFAULT "USR1,USR2"
 
-int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
+int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher, char *err,
                         size_t errlen)
 {
 	char tmp[RDZV_PATH_MAX], dir[RDZV_PATH_MAX + 64], step_dir[RDZV_PATH_MAX + 96];
@@ -228,7 +229,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 	const char *why;
 
 	(void)rank;
-	if (!armed && !timeout && !agent)
+	if (!armed && !timeout && !launcher)
 		return 0;
 	/* Is hang_python='s sitecustomize.py there, as the task will see it?
 	 * Without it PYTHONPATH arms nothing and the step would run armed in
@@ -236,7 +237,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 	 * default or torchrun's forwarding is a warning (once per node). */
 	if ((why = sitecustomize_missing(sc, sizeof(sc)))) {
 		int asked, joined = rdzv_container_joined();
-		const char *what = armed_by(agent, &asked);
+		const char *what = armed_by(launcher, &asked);
 
 		if (joined)
 			snprintf(err, errlen, "%s: hang_python=%s has no spank-rdzv sitecustomize.py "
@@ -264,7 +265,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 		err[0] = '\0';
 		sc[0] = '\0'; /* nothing to bind */
 	}
-	if (agent) {
+	if (launcher) {
 		char have[64];
 
 		if (rdzv_job_getenv(sp, RDZV_FORWARD_VAR, have, sizeof(have)) == 0
@@ -298,7 +299,7 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, c
 			fprintf(stderr, RDZV_TAG ": warning: --rdzv-debug=hang: %s; rdzv-hang will not "
 			        "see this node's ranks\n", err);
 		err[0] = '\0';
-		if (!timeout && !agent)
+		if (!timeout && !launcher)
 			return 0;
 		step_dir[0] = '\0'; /* the timeout still holds */
 	}

@@ -30,7 +30,6 @@
 #include "port.h"
 #include "util.h"
 
-#define CMDLINE_MAX (1u << 20)
 #define HOSTFILE_MAX 65536
 
 extern char **environ;
@@ -189,38 +188,6 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 	if (rc > 0)
 		slurm_spank_log(RDZV_TAG ": warning: %s", err);
 	return 0;
-}
-
-/* srun's own argv, from /proc/self/cmdline (SPANK gives plugins only the
- * program's). Returns argc, or -1; *buf and *argv to free. */
-int rdzv_srun_argv(char **buf, char ***argv)
-{
-	size_t i, n = 0;
-	int argc = 0;
-	char *text = NULL;
-	FILE *f = fopen("/proc/self/cmdline", "re");
-
-	*buf = NULL;
-	*argv = NULL;
-	if (!f)
-		return -1;
-	if (!(text = malloc(CMDLINE_MAX + 1))) {
-		fclose(f);
-		return -1;
-	}
-	n = fread(text, 1, CMDLINE_MAX, f);
-	fclose(f);
-	text[n] = '\0';
-	for (i = 0; i < n; i++)
-		argc += text[i] == '\0';
-	if (!(*argv = calloc((size_t)argc + 1, sizeof(char *)))) {
-		free(text);
-		return -1;
-	}
-	for (i = 0, argc = 0; i < n; i += strlen(text + i) + 1)
-		(*argv)[argc++] = text + i;
-	*buf = text;
-	return argc;
 }
 
 /* The node of rank 0 under -m arbitrary: srun lays task i on the i-th host of

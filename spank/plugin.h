@@ -59,9 +59,6 @@ int rdzv_options_register(spank_t sp);
 int rdzv_local_init_post_opt(spank_t sp);
 int rdzv_local_user_init(spank_t sp);
 
-/* srun's own argv, from /proc/self/cmdline (local.c). Returns argc or -1;
- * *buf and *argv to free. */
-int rdzv_srun_argv(char **buf, char ***argv);
 
 /* failure.c: a failed rank stops the step and is named. */
 void rdzv_failure_local_init(void);                 /* srun, slurm_spank_init */
@@ -80,13 +77,9 @@ void rdzv_hang_local_exit(void);                   /* srun: before the failure l
 void rdzv_hang_user_init(spank_t sp);              /* slurmstepd: srun's ask address */
 /* rdzv-hang's verdict, or NULL; *timed_out: a rank's error was a timeout */
 const char *rdzv_hang_verdict_line(int *timed_out);
-/* failure.c: a datagram socket on any address; its port in *port. A
- * random nonce for a step's datagrams (/dev/urandom, else pid and time). */
-int rdzv_dgram_listen(uint16_t *port);
-uint64_t rdzv_make_nonce(void);
 /* hang.c, task_init: 0; -1 with err (the task ends, saying it); -2 with
  * err: the step is refused, said by the node's first task only. */
-int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int agent, char *err,
+int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher, char *err,
                         size_t errlen);
 
 /* domains.c: nvlink_domain=nvml across nodes. srun: listen for

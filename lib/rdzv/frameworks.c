@@ -3,6 +3,7 @@
  * Slurm 24.11 (doc/modes.md says it per mode). */
 #include "config.h"
 #include "frameworks.h"
+#include "fill.h"
 #include "launcher.h"
 #include "util.h"
 

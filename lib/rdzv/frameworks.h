@@ -16,7 +16,8 @@
 
 #include <stddef.h>
 
-#include "modes.h"
+#include "envset.h"
+#include "step.h"
 
 /* lightning: what Lightning's SLURMEnvironment reads besides SLURM_*:
  * MASTER_ADDR, MASTER_PORT (rank 0's node, the step's port), and RANK,

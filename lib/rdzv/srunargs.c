@@ -3,6 +3,8 @@
 #include "srunargs.h"
 #include "util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* srun's options that take a value (Slurm 22.05-26.05, src/common/slurm_opt.c,
@@ -220,4 +222,38 @@ int rdzv_srun_names_job(int argc, char *const *argv)
 		if (rdzv_srun_arg_is(&a, 0, "jobid", 4))
 			return 1;
 	return rc < 0 ? -1 : 0;
+}
+
+#define CMDLINE_MAX (1u << 20)
+
+/* srun's own argv, from /proc/self/cmdline (SPANK gives plugins only the
+ * program's). Returns argc, or -1; *buf and *argv to free. */
+int rdzv_srun_argv(char **buf, char ***argv)
+{
+	size_t i, n = 0;
+	int argc = 0;
+	char *text = NULL;
+	FILE *f = fopen("/proc/self/cmdline", "re");
+
+	*buf = NULL;
+	*argv = NULL;
+	if (!f)
+		return -1;
+	if (!(text = malloc(CMDLINE_MAX + 1))) {
+		fclose(f);
+		return -1;
+	}
+	n = fread(text, 1, CMDLINE_MAX, f);
+	fclose(f);
+	text[n] = '\0';
+	for (i = 0; i < n; i++)
+		argc += text[i] == '\0';
+	if (!(*argv = calloc((size_t)argc + 1, sizeof(char *)))) {
+		free(text);
+		return -1;
+	}
+	for (i = 0, argc = 0; i < n; i += strlen(text + i) + 1)
+		(*argv)[argc++] = text + i;
+	*buf = text;
+	return argc;
 }

@@ -67,4 +67,8 @@ int rdzv_srun_names_job(int argc, char *const *argv);
 int rdzv_srun_long_takes_value(const char *name, size_t n);
 int rdzv_srun_short_takes_value(int c);
 
+/* srun's own argv, from /proc/self/cmdline (SPANK gives plugins only the
+ * program's; at most 1 MiB). Returns argc, or -1; *buf and *argv to free. */
+int rdzv_srun_argv(char **buf, char ***argv);
+
 #endif
