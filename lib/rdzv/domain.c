@@ -652,9 +652,9 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
                       char *err, size_t errlen)
 {
 	uint32_t me, j, *pos;
-	const char *t = tpn;
+	struct rdzv_tpn_iter it;
 	uint64_t sum = 0;
-	int rv = -1;
+	int rv = -1, rc;
 
 	if (node_id >= d->nnodes)
 		return rdzv_err(err, errlen, "node %u is not one of the map's %u nodes", node_id,
@@ -675,33 +675,18 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
 			goto out;
 		}
 	*size = *base = *nodes = 0;
-	/* Slurm's "N(xM),..." walked once, node by node. */
-	j = 0;
-	while (*t && j < d->nnodes) {
-		uint64_t v, m = 1, r;
-		size_t n = strspn(t, "0123456789");
-
-		if (rdzv_parse_u64n(t, n, 0, UINT32_MAX, &v) < 0)
-			goto badtpn;
-		t += n;
-		if (t[0] == '(' && t[1] == 'x') {
-			n = strspn(t + 2, "0123456789");
-			if (rdzv_parse_u64n(t + 2, n, 1, UINT32_MAX, &m) < 0 || t[2 + n] != ')')
-				goto badtpn;
-			t += 3 + n;
-		}
-		if (*t == ',')
-			t++;
-		for (r = 0; r < m && j < d->nnodes; r++, j++) {
+	/* Slurm's "N(xM),..." walked once, run by run. */
+	rdzv_tpn_begin(&it, tpn);
+	while ((rc = rdzv_tpn_next(&it, NULL, 0)) > 0)
+		for (j = it.node; j < it.nodes && j < d->nnodes; j++) {
 			if (d->node_domain[j] != me)
 				continue;
-			sum += v;
+			sum += it.tasks;
 			(*nodes)++;
 			if (pos[j] < pos[node_id])
-				*base += (uint32_t)v;
+				*base += it.tasks;
 		}
-	}
-	if (j < d->nnodes || *t || sum > UINT32_MAX)
+	if (rc < 0 || it.nodes != d->nnodes || sum > UINT32_MAX)
 		goto badtpn;
 	*size = (uint32_t)sum;
 	rv = 0;
