@@ -52,6 +52,29 @@ int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return rdzv_parse_u64n(s, strlen(s), min, max, out);
 }
 
+int rdzv_read_u32(const char **p, uint32_t max, uint32_t *v)
+{
+	uint64_t x;
+	size_t n = strspn(*p, "0123456789");
+
+	if (rdzv_parse_u64n(*p, n, 0, max, &x) < 0)
+		return -1;
+	*v = (uint32_t)x;
+	*p += n;
+	return 0;
+}
+
+int rdzv_read_range(const char **p, uint32_t max, uint32_t *a, uint32_t *b)
+{
+	if (rdzv_read_u32(p, max, a) < 0)
+		return -1;
+	*b = *a;
+	if (**p != '-')
+		return 0;
+	(*p)++;
+	return rdzv_read_u32(p, max, b) < 0 || *b <= *a ? -1 : 0;
+}
+
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen)
 {
 	size_t n = strlen(src);
