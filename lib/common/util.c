@@ -75,6 +75,57 @@ int rdzv_read_range(const char **p, uint32_t max, uint32_t *a, uint32_t *b)
 	return rdzv_read_u32(p, max, b) < 0 || *b <= *a ? -1 : 0;
 }
 
+int rdzv_path_wants_node(const char *tmpl)
+{
+	const char *p;
+
+	for (p = tmpl; p && *p; p++) {
+		if (p[0] == '%' && p[1] == 'n')
+			return 1;
+		if (p[0] == '%' && p[1] == '%')
+			p++;
+	}
+	return 0;
+}
+
+int rdzv_path_node(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                   size_t errlen)
+{
+	size_t used = 0;
+	const char *p;
+
+	for (p = tmpl; *p; p++) {
+		const char *add;
+		char one[2] = { *p, '\0' };
+		size_t al;
+
+		if (p[0] == '%' && p[1] == 'n') {
+			if (!node || !*node)
+				return rdzv_err(err, errlen, "%s: no node name for %%n", tmpl);
+			if (strchr(node, '/') || strcmp(node, "..") == 0 || strcmp(node, ".") == 0)
+				return rdzv_err(err, errlen, "node name '%.64s' cannot stand for %%n in a "
+				                "path", node);
+			add = node;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			add = "%";
+			p++;
+		} else if (p[0] == '%') {
+			return rdzv_err(err, errlen, "%.200s: '%%' must be followed by n or %%", tmpl);
+		} else {
+			add = one;
+		}
+		al = strlen(add);
+		if (used + al >= len)
+			return rdzv_err(err, errlen, "%.64s...: path longer than %zu bytes", tmpl, len - 1);
+		memcpy(out + used, add, al);
+		used += al;
+	}
+	if (len)
+		out[used] = '\0';
+	return 0;
+}
+
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen)
 {
 	size_t n = strlen(src);

@@ -32,6 +32,18 @@ int rdzv_read_u32(const char **p, uint32_t max, uint32_t *v);
  * Returns 0 or -1. */
 int rdzv_read_range(const char **p, uint32_t max, uint32_t *a, uint32_t *b);
 
+/* tmpl with %n replaced by node and %% by '%' into out[len] (the admin's
+ * per-node paths: topology=, nvml_library=). Refused, with the reason in
+ * err: a '%' before anything else (a stray '%' at the end too), %n without
+ * a node name, a node name that could leave the directory ('/', "..",
+ * "."), a path that does not fit. Returns 0 or -1. */
+int rdzv_path_node(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                   size_t errlen);
+
+/* Whether rdzv_path_node would put a node name into tmpl (a %n that is not
+ * the second half of a %%): a caller looks the name up only then. */
+int rdzv_path_wants_node(const char *tmpl);
+
 /* Copy src into dst[dstlen]; returns 0, or -1 when it does not fit. */
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen);
 

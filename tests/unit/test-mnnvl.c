@@ -8,6 +8,7 @@
 #include "mnnvl.h"
 #include "profile.h"
 #include "tap.h"
+#include "util.h" /* rdzv_path_node */
 
 #include <errno.h>
 #include <stdlib.h>
