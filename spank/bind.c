@@ -212,7 +212,7 @@ static int root_node_name(spank_t sp)
 
 int rdzv_bind_init_post_opt(spank_t sp)
 {
-	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 	char gpus[GPULIST_MAX] = "";
 	uint32_t stepid;
 	unsigned flags = 0;
@@ -337,7 +337,7 @@ static void miopen_dir(spank_t sp)
 int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen)
 {
 	char gpus[GPULIST_MAX] = "";
-	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 
 	bind.flags = 0;
 	bind.tab = NULL;

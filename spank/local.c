@@ -62,7 +62,7 @@ static const char *local_getenv(void *ctx, const char *name)
  * in local_user_init with the step's real counts. */
 static int local_early_check(char *err, size_t errlen)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	struct rdzv_srun_size sz;
 	char *buf = NULL, **av = NULL;
 	int ac, at, rc = 0;
@@ -723,7 +723,7 @@ static int local_user_init_mode(spank_t sp, const struct rdzv_mode *mode);
 
 int rdzv_local_user_init(spank_t sp)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	int rc;
 
 	rdzv_srun_handover_clear(); /* an outer step's, or the user's */

@@ -644,7 +644,7 @@ int rdzv_remote_user_init(spank_t sp)
 		if (rdzv.opts.verbose < 0 && rdzv_job_getenv(sp, "RDZV_VERBOSE", buf, sizeof(buf)) > 0)
 			rdzv.opts.verbose = rdzv_parse_bool(buf) > 0;
 	}
-	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	rdzv.mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	rdzv.verbose = rdzv.opts.verbose > 0;
 	if (spank_get_item(sp, S_JOB_STEPID, &rdzv.step.step_id) != ESPANK_SUCCESS
 	    || rdzv.step.step_id >= SPECIAL_STEP_MIN)

@@ -337,6 +337,27 @@ static void test_opts(void)
 	   "--rdzv-port=65535 is accepted");
 }
 
+/* The user's mode and binding over the site's. */
+static void test_resolve(void)
+{
+	struct rdzv_opts o;
+	struct rdzv_conf c;
+
+	rdzv_opts_init(&o);
+	rdzv_conf_defaults(&c);
+	ok(rdzv_mode_resolve(&o, &c) == c.mode, "no option: the site's mode");
+	ok(rdzv_opt_mode(&o, "torchrun", err, sizeof(err)) == 0
+	   && rdzv_mode_resolve(&o, &c) == o.mode, "--rdzv given: the user's mode");
+	c.mode = NULL;
+	ok(rdzv_mode_resolve(&o, &c) == o.mode, "... also when the site has none");
+	rdzv_opts_init(&o);
+	ok(rdzv_mode_resolve(&o, &c) == NULL, "neither: none");
+	ok(parse1("bind=auto", &c) == 0 && strcmp(rdzv_bind_resolve(&o, &c), "auto") == 0,
+	   "no --rdzv-bind: the site's bind=");
+	snprintf(o.bind, sizeof(o.bind), "none");
+	is_str(rdzv_bind_resolve(&o, &c), "none", "--rdzv-bind given: the user's");
+}
+
 static void test_env(void)
 {
 	struct rdzv_opts o;
@@ -460,6 +481,7 @@ int main(void)
 	test_conf();
 	test_bool();
 	test_opts();
+	test_resolve();
 	test_env();
 	return done_testing();
 }
