@@ -1,4 +1,4 @@
-/* failure.c: the glue of "a failed rank stops the step" (issue 21); the
+/* failure.c: the glue of "a failed rank stops the step"; the
  * logic and why it is right are in lib/rdzv/failure.h.
  *
  *   srun, slurm_spank_init:   SLURM_KILL_BAD_EXIT=1 when the step will have

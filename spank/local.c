@@ -4,7 +4,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
-#include "container_hooks.h" /* containers (issue 17) */
+#include "container_hooks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,10 +19,10 @@
 #include <slurm/slurm.h>
 #pragma GCC diagnostic pop
 
-#include "domain.h" /* issue 26 */
+#include "domain.h"
 #include "handover.h"
 #include "hostlist.h"
-#include "launcher.h" /* issue 22 */
+#include "launcher.h"
 #include "megatron.h"
 #include "master.h"
 #include "nodeorder.h"
@@ -35,7 +35,7 @@
 
 extern char **environ;
 
-/* NVLink domains of the step (issue 26), srun only: filled by local_plan
+/* NVLink domains of the step, srun only: filled by local_plan
  * from the step's layout and Slurm's topology blocks when the site says
  * nvlink_domain=block, read by the mode's whole-step check, freed after. */
 static struct {
@@ -123,7 +123,7 @@ int rdzv_local_init_post_opt(spank_t sp)
 	}
 	if (rdzv_profile_local(sp, err, sizeof(err)) < 0
 	    || rdzv_bind_local(sp, err, sizeof(err)) < 0
-	    || rdzv_container_local(sp, err, sizeof(err)) < 0) { /* containers (issue 17) */
+	    || rdzv_container_local(sp, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}
@@ -149,7 +149,7 @@ static int local_mode_check(spank_t sp, const struct rdzv_mode *mode, uint32_t n
 	st.gpus_on_node = -1;
 	/* srun's own array, used during this call only. */
 	if (spank_get_item(sp, S_JOB_ARGV, &st.argc, &st.argv) != ESPANK_SUCCESS || st.argc <= 0) {
-		/* The task's command from srun's own command line (issue 22). */
+		/* The task's command from srun's own command line. */
 		int ac = rdzv_srun_argv(&cmdbuf, &cmdv), at = ac > 0 ? rdzv_srun_command_index(ac, cmdv) : -1;
 
 		st.argc = at > 0 ? ac - at : 0;
@@ -554,7 +554,7 @@ static int layout_order(uint32_t job_id, uint32_t step_id, char *host, size_t ho
 	                || rdzv_hostlist_nth(lay->node_list, master, host, hostlen, err, errlen) < 0))
 		rc = rdzv_err(err, errlen, "the step layout's node list does not name node %u",
 		              master);
-	/* NVLink domains (issue 26): a second look-up, of the topology, only
+	/* NVLink domains: a second look-up, of the topology, only
 	 * where the site said nvlink_domain=block; its failure refuses the step
 	 * (a map guessed wrong would let groups cross racks). */
 	if (rc == 0 && rdzv.conf.nvlink_domain != RDZV_NVLINK_NODE && lay->node_cnt > 0

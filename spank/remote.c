@@ -20,7 +20,7 @@
 #include "handover.h"
 #include "het.h"
 #include "hooks.h"
-#include "container_hooks.h" /* containers (issue 17) */
+#include "container_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "domain.h"
-#include "fabric.h" /* nvlink_domain=nvml (issue 26) */
+#include "fabric.h" /* nvlink_domain=nvml */
 #include "mnnvl.h"
 #include "hostlist.h"
 #include "master.h"
@@ -253,8 +253,8 @@ static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *p
 	return 1;
 }
 
-/* This node's NVLink domain from srun's map (domain.h; nvlink_domain=block,
- * issue 26): its name, the step's tasks in it, the index of the node's first
+/* This node's NVLink domain from srun's map (domain.h; nvlink_domain=block):
+ * its name, the step's tasks in it, the index of the node's first
  * task among them. Without a map for this step (srun --async, a submit host
  * without the plugin) the domain stays unknown, said in --rdzv-verbose; a map
  * that does not parse refuses the step. */
@@ -304,7 +304,7 @@ out:
 	return rv;
 }
 
-/* This node's NVLink domain from its GPUs (nvlink_domain=nvml, issue 26):
+/* This node's NVLink domain from its GPUs (nvlink_domain=nvml):
  * NVML's cluster UUID and clique, read once per node per step. GPUs that
  * answer differently refuse the step, each named; a node without NVML or
  * without a GPU in a fabric has no domain (said in --rdzv-verbose). The
@@ -705,7 +705,7 @@ int rdzv_remote_user_init(spank_t sp)
 	} else {
 		free(nodelist);
 	}
-	if (rdzv_container_user_init(sp, err, sizeof(err)) < 0) { /* containers (issue 17) */
+	if (rdzv_container_user_init(sp, err, sizeof(err)) < 0) {
 		save_error("", err);
 		return 0;
 	}
@@ -729,7 +729,7 @@ int rdzv_remote_user_init(spank_t sp)
  * where they came from and whether the user's own value won. Binding prints
  * its own per-task rows in its verbose mode. */
 /* Values of two tasks' entries; an UNSET entry has none (lightning's
- * TORCHELASTIC_RUN_ID, issue 22). */
+ * TORCHELASTIC_RUN_ID). */
 static int differs(const char *a, const char *b)
 {
 	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
@@ -866,10 +866,10 @@ int rdzv_remote_task_init(spank_t sp)
 	     && rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0)
 	    || rdzv_profile_task_init(sp, &t, env, err, sizeof(err)) < 0
 	    || rdzv_bind_task_init(sp, &rdzv.step, &t, env, err, sizeof(err)) < 0
-	    || rdzv_container_restore_task(sp, env, &ops, err, sizeof(err)) < 0 /* issue 17 */
+	    || rdzv_container_restore_task(sp, env, &ops, err, sizeof(err)) < 0
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err);
-	rdzv_container_report_task(sp, &t, env); /* containers (issue 17) */
+	rdzv_container_report_task(sp, &t, env);
 	/* Variables that follow the task's final environment (JAX's device
 	 * ids follow CUDA_VISIBLE_DEVICES as binding left it). */
 	if (rdzv.mode && rdzv.mode->fill_late) {
@@ -882,7 +882,7 @@ int rdzv_remote_task_init(spank_t sp)
 	if (rdzv.verbose && t.local_rank == 0 && env->n > 0)
 		print_table(sp, env, late);
 	if (rdzv_container_carry_task(sp, &t, env, late, &ops, err, sizeof(err)) < 0)
-		fail_task(t.rank, 1, err); /* Apptainer (issue 20) */
+		fail_task(t.rank, 1, err); /* Apptainer */
 	/* Exported identity variables the step replaced, and exported
 	 * addresses it kept: one line, from rank 0, verbose or not (a stale
 	 * RANK=0 in a batch script is worth knowing about). */
@@ -899,7 +899,7 @@ int rdzv_remote_task_init(spank_t sp)
 void rdzv_remote_exit(void)
 {
 	free_argv(&rdzv.step);
-	rdzv_container_exit(); /* containers (issue 17) */
+	rdzv_container_exit();
 	rdzv_bind_exit();
 	rdzv_profile_exit();
 }

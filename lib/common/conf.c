@@ -116,8 +116,8 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				                val, rdzv_mode_names());
 			c->mode = m;
 		} else if (strcmp(key, "kill_on_bad_exit") == 0) {
-			/* no: a failed rank no longer stops the step by default
-			 * (issue 21); slurm.conf's KillOnBadExit decides again. */
+			/* no: a failed rank no longer stops the step by
+			 * default; slurm.conf's KillOnBadExit decides again. */
 			if ((b = rdzv_parse_bool(val)) < 0)
 				return rdzv_err(err, errlen,
 				                "plugstack argument kill_on_bad_exit=%.32s: valid values are yes, no",

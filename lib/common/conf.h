@@ -37,9 +37,9 @@ struct rdzv_conf {
 	char hang_python[RDZV_PATH_MAX];       /* hang_python=DIR: our sitecustomize.py */
 	uint32_t collective_timeout;           /* collective_timeout=: seconds, 0 PyTorch's */
 	char hang_helper[RDZV_PATH_MAX];       /* hang_helper=PATH: rdzv-hang, run by srun */
-	enum rdzv_nvlink_domain nvlink_domain; /* nvlink_domain=node|block|nvml (issue 26) */
+	enum rdzv_nvlink_domain nvlink_domain; /* nvlink_domain=node|block|nvml */
 	char nvml_library[RDZV_PATH_MAX];      /* nvml_library=PATH (%n = node name): NVML to
-	                                          dlopen; "" the soname (issue 26) */
+	                                          dlopen; "" the soname */
 };
 
 /* Where srun finds rdzv-hang to name the culprit of a collective timeout
@@ -49,7 +49,7 @@ struct rdzv_conf {
 #endif
 
 /* collective_timeout= / --rdzv-collective-timeout=: how long a collective
- * of torch.distributed may wait by default (issue 27): N, Ns, Nm or Nh,
+ * of torch.distributed may wait by default: N, Ns, Nm or Nh,
  * 1 s to 7 days; "default" (or "off") leaves PyTorch's own. 0 or -1. */
 #define RDZV_TIMEOUT_MAX (7u * 24 * 3600)
 #define RDZV_TIMEOUT_VALID "valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default"
@@ -101,9 +101,9 @@ const char *rdzv_bind_resolve(const struct rdzv_opts *o, const struct rdzv_conf 
  * value and the valid values. */
 int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
-/* --rdzv-debug=hang|off (issue 27). */
+/* --rdzv-debug=hang|off. */
 int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
-/* --rdzv-collective-timeout=DURATION|default (issue 27). */
+/* --rdzv-collective-timeout=DURATION|default. */
 int rdzv_opt_collective_timeout(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 /* "hang" -> 1, "off"/"none" -> 0, else -1. */
 int rdzv_debug_parse(const char *val);

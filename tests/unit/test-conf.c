@@ -258,7 +258,7 @@ static void test_conf(void)
 	ok(parse1("container_env=off", &c) == 0 && c.container_env == 0,
 	   "container_env= takes every boolean spelling (off)");
 
-	/* Binding's identity and cache keys (issue 15). */
+	/* Binding's identity and cache keys. */
 	rdzv_conf_defaults(&c);
 	is_str(c.topology_cache, RDZV_TOPOLOGY_CACHE_DEFAULT, "the node-model cache is on by default");
 	is_str(c.gres_conf, "", "no gres.conf path by default (Slurm's own is looked for)");

@@ -1,4 +1,4 @@
-/* test-domain.c: NVLink domains (issue 26): Slurm's block topology read into
+/* test-domain.c: NVLink domains: Slurm's block topology read into
  * a step's domain map, the map's text for the nodes, a node's place in its
  * domain, and Megatron's groups checked by domain. The block text is what
  * Slurm 26.05's topology/block prints (scontrol show topology; the format of
@@ -334,7 +334,7 @@ static void long_name(char *out, uint32_t k)
 
 /* Slurm's largest step (65,536 nodes: every other tray of 7,282 NVL72
  * racks named with 63 bytes) through srun's map and a node's reading, past
- * the old 96 KiB cap (issue 31): nothing refused, every node in its block. */
+ * the old 96 KiB cap: nothing refused, every node in its block. */
 static void test_large_from_blocks(void)
 {
 	enum { N = 65536, POOL = 2 * N, RACK = 18 };

@@ -185,7 +185,7 @@ out:
 	return len;
 }
 
-/* Orders far past the old 96 KiB cap (issue 31): Slurm's largest step
+/* Orders far past the old 96 KiB cap: Slurm's largest step
  * (65,536 nodes) in a random order and in the longest order there is (every
  * node alone: descending ids), nothing refused, nothing dropped. */
 static void test_large(void)
