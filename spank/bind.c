@@ -105,10 +105,9 @@ int rdzv_bind_local(spank_t sp, char *err, size_t errlen)
 
 /* Slurm's name for this node, as remote.c found it in the step's node list
  * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME.
- * A name with a '/' is refused: the path is the admin's, %n must not leave
- * its directory. */
-static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t len,
-                     char *err, size_t errlen)
+ * rdzv_path_node refuses a name with a '/': the path is the admin's, %n
+ * must not leave its directory. */
+static int node_name(spank_t sp, char *buf, size_t len, char *err, size_t errlen)
 {
 	if (rdzv.nodename[0]) {
 		if (rdzv_strlcpy(buf, rdzv.nodename, len) < 0)
@@ -116,40 +115,18 @@ static int node_name(spank_t sp, const struct rdzv_step *step, char *buf, size_t
 	} else if (rdzv_job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
 		return rdzv_err(err, errlen, "no SLURM_STEP_NODELIST or SLURMD_NODENAME for %%n");
 	}
-	if (strchr(buf, '/') || strcmp(buf, "..") == 0)
-		return rdzv_err(err, errlen, "node name '%s' cannot stand for %%n in a path", buf);
 	return 0;
 }
 
 /* topology=PATH with %n replaced by the node name (%% is a '%'). */
-static int topology_path(spank_t sp, const struct rdzv_step *step, char *out, size_t len,
-                         char *err, size_t errlen)
+static int topology_path(spank_t sp, char *out, size_t len, char *err, size_t errlen)
 {
-	const char *p = rdzv.conf.topology;
 	char name[RDZV_HOST_MAX] = "";
-	size_t used = 0;
 
-	for (; *p; p++) {
-		const char *add = NULL;
-		char one[2] = { *p, '\0' };
-
-		if (p[0] == '%' && p[1] == 'n') {
-			if (!name[0] && node_name(sp, step, name, sizeof(name), err, errlen) < 0)
-				return -1;
-			add = name;
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			add = "%";
-			p++;
-		} else {
-			add = one;
-		}
-		if (used + strlen(add) >= len)
-			return rdzv_err(err, errlen, "topology=%s: path too long", rdzv.conf.topology);
-		memcpy(out + used, add, strlen(add) + 1);
-		used += strlen(add);
-	}
-	return 0;
+	if (rdzv_path_wants_node(rdzv.conf.topology)
+	    && node_name(sp, name, sizeof(name), err, errlen) < 0)
+		return -1;
+	return rdzv_path_node(rdzv.conf.topology, name, out, len, err, errlen);
 }
 
 /* hwloc dlopen()s its plugins at the first topology of a process. The
@@ -164,8 +141,7 @@ static void quiet_hwloc(void)
 }
 
 /* The model of the admin's topology= file, through root's cache. */
-static int load_model(spank_t sp, const struct rdzv_step *step, struct rdzv_topo **out,
-                      char *err, size_t errlen)
+static int load_model(spank_t sp, struct rdzv_topo **out, char *err, size_t errlen)
 {
 	char path[RDZV_PATH_MAX], note[RDZV_ERRLEN];
 	enum rdzv_cache_outcome how;
@@ -176,7 +152,7 @@ static int load_model(spank_t sp, const struct rdzv_step *step, struct rdzv_topo
 		snprintf(bind.model_note, sizeof(bind.model_note), "topology: live discovery");
 		return rdzv_topo_load(NULL, out, err, errlen);
 	}
-	if (topology_path(sp, step, path, sizeof(path), err, errlen) < 0)
+	if (topology_path(sp, path, sizeof(path), err, errlen) < 0)
 		return -1;
 	quiet_hwloc();
 	if (rdzv_topo_load_cached(path, rdzv.conf.topology_cache, out, &how, note, sizeof(note),
@@ -236,7 +212,7 @@ static int root_node_name(spank_t sp)
 
 int rdzv_bind_init_post_opt(spank_t sp)
 {
-	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 	char gpus[GPULIST_MAX] = "";
 	uint32_t stepid;
 	unsigned flags = 0;
@@ -255,7 +231,7 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	 * (tests/0073). Without it, user_init loads the model instead. */
 	if (strstr(rdzv.conf.topology, "%n") && !root_node_name(sp))
 		return 0;
-	if (load_model(sp, NULL, &bind.topo, bind.root_error, sizeof(bind.root_error)) < 0)
+	if (load_model(sp, &bind.topo, bind.root_error, sizeof(bind.root_error)) < 0)
 		bind.topo = NULL;
 	return 0;
 }
@@ -289,7 +265,7 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 		rdzv_err(err, errlen, "topology: %s", bind.root_error);
 		goto fail;
 	}
-	if (!topo && load_model(sp, step, &topo, why, sizeof(why)) < 0) {
+	if (!topo && load_model(sp, &topo, why, sizeof(why)) < 0) {
 		rdzv_err(err, errlen, "topology: %s", why);
 		goto fail;
 	}
@@ -361,7 +337,7 @@ static void miopen_dir(spank_t sp)
 int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen)
 {
 	char gpus[GPULIST_MAX] = "";
-	const char *mode = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 
 	bind.flags = 0;
 	bind.tab = NULL;

@@ -121,8 +121,8 @@ static const char *remote_get(void *ctx, const char *name)
 /* Would the plugin set anything in this step's tasks? */
 static int has_work(void)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
-	const char *bind = rdzv.opts.bind[0] ? rdzv.opts.bind : rdzv.conf.bind;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
+	const char *bind = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 
 	return (mode && mode->fill) || (bind[0] && strcmp(bind, "none") != 0)
 	       || (rdzv.conf.profiles[0] && strcmp(rdzv.opts.profile, "none") != 0);

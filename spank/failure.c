@@ -94,7 +94,7 @@ static uint16_t open_reports(void)
 
 void rdzv_failure_local_user_init(spank_t sp)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	int has = mode && mode->fill, guessed = fl.predicted && fl.predicted->fill;
 	char text[96];
 	uint16_t port;

@@ -4,7 +4,7 @@
 #include "config.h"
 #include "plugin.h"
 #include "hooks.h"
-#include "container_hooks.h" /* containers */
+#include "container_hooks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,10 +19,10 @@
 #include <slurm/slurm.h>
 #pragma GCC diagnostic pop
 
-#include "domain.h" /* NVLink domains */
+#include "domain.h"
 #include "handover.h"
 #include "hostlist.h"
-#include "launcher.h" /* framework launchers that would split a step */
+#include "launcher.h"
 #include "megatron.h"
 #include "master.h"
 #include "nodeorder.h"
@@ -61,7 +61,7 @@ static const char *local_getenv(void *ctx, const char *name)
  * in local_user_init with the step's real counts. */
 static int local_early_check(char *err, size_t errlen)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	struct rdzv_srun_size sz;
 	char *buf = NULL, **av = NULL;
 	int ac, at, rc = 0;
@@ -122,7 +122,7 @@ int rdzv_local_init_post_opt(spank_t sp)
 	}
 	if (rdzv_profile_local(sp, err, sizeof(err)) < 0
 	    || rdzv_bind_local(sp, err, sizeof(err)) < 0
-	    || rdzv_container_local(sp, err, sizeof(err)) < 0) { /* containers */
+	    || rdzv_container_local(sp, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": %s", err);
 		return -1;
 	}
@@ -690,7 +690,7 @@ static int local_user_init_mode(spank_t sp, const struct rdzv_mode *mode);
 
 int rdzv_local_user_init(spank_t sp)
 {
-	const struct rdzv_mode *mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	int rc;
 
 	rdzv_srun_handover_clear(); /* an outer step's, or the user's */

@@ -20,7 +20,7 @@
 #include "handover.h"
 #include "het.h"
 #include "hooks.h"
-#include "container_hooks.h" /* containers */
+#include "container_hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -645,7 +645,7 @@ int rdzv_remote_user_init(spank_t sp)
 		if (rdzv.opts.verbose < 0 && rdzv_job_getenv(sp, "RDZV_VERBOSE", buf, sizeof(buf)) > 0)
 			rdzv.opts.verbose = rdzv_parse_bool(buf) > 0;
 	}
-	rdzv.mode = rdzv.opts.mode ? rdzv.opts.mode : rdzv.conf.mode;
+	rdzv.mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
 	rdzv.verbose = rdzv.opts.verbose > 0;
 	if (spank_get_item(sp, S_JOB_STEPID, &rdzv.step.step_id) != ESPANK_SUCCESS
 	    || rdzv.step.step_id >= SPECIAL_STEP_MIN)
@@ -706,7 +706,7 @@ int rdzv_remote_user_init(spank_t sp)
 	} else {
 		free(nodelist);
 	}
-	if (rdzv_container_user_init(sp, err, sizeof(err)) < 0) { /* containers */
+	if (rdzv_container_user_init(sp, err, sizeof(err)) < 0) {
 		save_error("", err);
 		return 0;
 	}
@@ -867,10 +867,10 @@ int rdzv_remote_task_init(spank_t sp)
 	     && rdzv.mode->fill(&rdzv.step, &t, env, err, sizeof(err)) < 0)
 	    || rdzv_profile_task_init(sp, &t, env, err, sizeof(err)) < 0
 	    || rdzv_bind_task_init(sp, &rdzv.step, &t, env, err, sizeof(err)) < 0
-	    || rdzv_container_restore_task(sp, env, &ops, err, sizeof(err)) < 0 /* containers */
+	    || rdzv_container_restore_task(sp, env, &ops, err, sizeof(err)) < 0
 	    || rdzv_envset_apply(env, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err);
-	rdzv_container_report_task(sp, &t, env); /* containers */
+	rdzv_container_report_task(sp, &t, env);
 	/* Variables that follow the task's final environment (JAX's device
 	 * ids follow CUDA_VISIBLE_DEVICES as binding left it). */
 	if (rdzv.mode && rdzv.mode->fill_late) {
@@ -900,7 +900,7 @@ int rdzv_remote_task_init(spank_t sp)
 void rdzv_remote_exit(void)
 {
 	free_argv(&rdzv.step);
-	rdzv_container_exit(); /* containers */
+	rdzv_container_exit();
 	rdzv_bind_exit();
 	rdzv_profile_exit();
 }

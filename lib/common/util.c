@@ -52,6 +52,80 @@ int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return rdzv_parse_u64n(s, strlen(s), min, max, out);
 }
 
+int rdzv_read_u32(const char **p, uint32_t max, uint32_t *v)
+{
+	uint64_t x;
+	size_t n = strspn(*p, "0123456789");
+
+	if (rdzv_parse_u64n(*p, n, 0, max, &x) < 0)
+		return -1;
+	*v = (uint32_t)x;
+	*p += n;
+	return 0;
+}
+
+int rdzv_read_range(const char **p, uint32_t max, uint32_t *a, uint32_t *b)
+{
+	if (rdzv_read_u32(p, max, a) < 0)
+		return -1;
+	*b = *a;
+	if (**p != '-')
+		return 0;
+	(*p)++;
+	return rdzv_read_u32(p, max, b) < 0 || *b <= *a ? -1 : 0;
+}
+
+int rdzv_path_wants_node(const char *tmpl)
+{
+	const char *p;
+
+	for (p = tmpl; p && *p; p++) {
+		if (p[0] == '%' && p[1] == 'n')
+			return 1;
+		if (p[0] == '%' && p[1] == '%')
+			p++;
+	}
+	return 0;
+}
+
+int rdzv_path_node(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                   size_t errlen)
+{
+	size_t used = 0;
+	const char *p;
+
+	for (p = tmpl; *p; p++) {
+		const char *add;
+		char one[2] = { *p, '\0' };
+		size_t al;
+
+		if (p[0] == '%' && p[1] == 'n') {
+			if (!node || !*node)
+				return rdzv_err(err, errlen, "%s: no node name for %%n", tmpl);
+			if (strchr(node, '/') || strcmp(node, "..") == 0 || strcmp(node, ".") == 0)
+				return rdzv_err(err, errlen, "node name '%.64s' cannot stand for %%n in a "
+				                "path", node);
+			add = node;
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			add = "%";
+			p++;
+		} else if (p[0] == '%') {
+			return rdzv_err(err, errlen, "%.200s: '%%' must be followed by n or %%", tmpl);
+		} else {
+			add = one;
+		}
+		al = strlen(add);
+		if (used + al >= len)
+			return rdzv_err(err, errlen, "%.64s...: path longer than %zu bytes", tmpl, len - 1);
+		memcpy(out + used, add, al);
+		used += al;
+	}
+	if (len)
+		out[used] = '\0';
+	return 0;
+}
+
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen)
 {
 	size_t n = strlen(src);

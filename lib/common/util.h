@@ -9,16 +9,6 @@
 #define RDZV_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define RDZV_PRINTF(a, b)
-/* The first max bytes of the file at path, NUL-terminated, in a malloc()ed
- * buffer (to free). NULL when it cannot be opened or memory runs out. */
-char *rdzv_read_head(const char *path, size_t max);
-
-/* Make path a directory private to the caller (mkdir 0700), or check the
- * one there: refused (-1, reason in err) when it is a symbolic link, not a
- * directory, owned by another user, or open to group or others. Never
- * follows a link. */
-int rdzv_private_dir(const char *path, char *err, size_t errlen);
-
 #endif
 
 /* snprintf into err[errlen] when err is not NULL. Always returns -1 so that
@@ -31,6 +21,28 @@ int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* Like rdzv_parse_u64 for the first n bytes of s. */
 int rdzv_parse_u64n(const char *s, size_t n, uint64_t min, uint64_t max, uint64_t *out);
+
+/* The decimal number at *p (1 to 20 digits, leading zeros allowed) when it
+ * is at most max; *p moves past it. Returns 0, or -1 with *p unmoved. */
+int rdzv_read_u32(const char **p, uint32_t max, uint32_t *v);
+
+/* One item of a range list ("2-3,0-1") at *p: "N", or "A-B" with A < B,
+ * each number as rdzv_read_u32 reads it; *a and *b are its ends (equal for
+ * "N") and *p moves past it. The caller reads the ',' between items.
+ * Returns 0 or -1. */
+int rdzv_read_range(const char **p, uint32_t max, uint32_t *a, uint32_t *b);
+
+/* tmpl with %n replaced by node and %% by '%' into out[len] (the admin's
+ * per-node paths: topology=, nvml_library=). Refused, with the reason in
+ * err: a '%' before anything else (a stray '%' at the end too), %n without
+ * a node name, a node name that could leave the directory ('/', "..",
+ * "."), a path that does not fit. Returns 0 or -1. */
+int rdzv_path_node(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                   size_t errlen);
+
+/* Whether rdzv_path_node would put a node name into tmpl (a %n that is not
+ * the second half of a %%): a caller looks the name up only then. */
+int rdzv_path_wants_node(const char *tmpl);
 
 /* Copy src into dst[dstlen]; returns 0, or -1 when it does not fit. */
 int rdzv_strlcpy(char *dst, const char *src, size_t dstlen);

@@ -43,10 +43,4 @@ struct rdzv_mnnvl_result {
 int rdzv_mnnvl_check(const char *root, const char *library, struct rdzv_mnnvl_result *res,
                      char *err, size_t errlen);
 
-/* tmpl with %n replaced by node and %% by '%' into out (nvml_library=
- * takes the admin's per-node paths, as topology= does). A node name with
- * '/' or "..", or a '%' before anything else, is refused. Returns 0 or -1. */
-int rdzv_path_node(const char *tmpl, const char *node, char *out, size_t len, char *err,
-                   size_t errlen);
-
 #endif

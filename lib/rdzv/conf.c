@@ -221,6 +221,16 @@ void rdzv_opts_init(struct rdzv_opts *o)
 	o->collective_timeout = -1;
 }
 
+const struct rdzv_mode *rdzv_mode_resolve(const struct rdzv_opts *o, const struct rdzv_conf *c)
+{
+	return o->mode ? o->mode : c->mode;
+}
+
+const char *rdzv_bind_resolve(const struct rdzv_opts *o, const struct rdzv_conf *c)
+{
+	return o->bind[0] ? o->bind : c->bind;
+}
+
 int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
 {
 	int b = rdzv_debug_parse(val);

@@ -89,6 +89,14 @@ struct rdzv_opts {
 
 void rdzv_opts_init(struct rdzv_opts *o);
 
+/* The step's mode: the user's (option, else RDZV_MODE) when given, else the
+ * site's mode= (NULL: none). */
+const struct rdzv_mode *rdzv_mode_resolve(const struct rdzv_opts *o, const struct rdzv_conf *c);
+
+/* The step's binding mode: the user's --rdzv-bind when given, else the
+ * site's bind=. */
+const char *rdzv_bind_resolve(const struct rdzv_opts *o, const struct rdzv_conf *c);
+
 /* Option values. Each returns 0 or -1 with a message naming the option, the
  * value and the valid values. */
 int rdzv_opt_mode(struct rdzv_opts *o, const char *val, char *err, size_t errlen);

@@ -549,17 +549,8 @@ out:
 	return rv;
 }
 
-static int read_u32(const char **p, uint32_t *v)
-{
-	uint64_t x;
-	size_t n = strspn(*p, "0123456789");
-
-	if (n == 0 || rdzv_parse_u64n(*p, n, 0, UINT32_MAX - 1, &x) < 0)
-		return -1;
-	*v = (uint32_t)x;
-	*p += n;
-	return 0;
-}
+/* Numbers of the map and the asks: below UINT32_MAX. */
+#define ID_MAX (UINT32_MAX - 1)
 
 int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_t *step_id,
                        struct rdzv_domains *d, char *err, size_t errlen)
@@ -571,7 +562,8 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 	memset(d, 0, sizeof(*d));
 	if (!s)
 		return rdzv_err(err, errlen, "%s is missing", RDZV_STEP_DOMAINS_VAR);
-	if (read_u32(&p, job_id) < 0 || *p++ != '.' || read_u32(&p, step_id) < 0 || *p++ != ':')
+	if (rdzv_read_u32(&p, ID_MAX, job_id) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, ID_MAX, step_id) < 0 || *p++ != ':')
 		return rdzv_err(err, errlen, "%s '%.64s': no JOB.STEP: at its start",
 		                RDZV_STEP_DOMAINS_VAR, s);
 	if (nnodes == 0 || nnodes > RDZV_DOMAIN_NODES_MAX)
@@ -595,14 +587,8 @@ int rdzv_domains_parse(const char *s, uint32_t nnodes, uint32_t *job_id, uint32_
 		for (;;) {
 			uint32_t a, b, v;
 
-			if (read_u32(&p, &a) < 0)
+			if (rdzv_read_range(&p, ID_MAX, &a, &b) < 0)
 				goto bad;
-			b = a;
-			if (*p == '-') {
-				p++;
-				if (read_u32(&p, &b) < 0 || b <= a)
-					goto bad;
-			}
 			if (b >= nnodes) {
 				rdzv_err(err, errlen, "%s names node %u of a %u-node step",
 				         RDZV_STEP_DOMAINS_VAR, b, nnodes);
@@ -652,9 +638,9 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
                       char *err, size_t errlen)
 {
 	uint32_t me, j, *pos;
-	const char *t = tpn;
+	struct rdzv_tpn_iter it;
 	uint64_t sum = 0;
-	int rv = -1;
+	int rv = -1, rc;
 
 	if (node_id >= d->nnodes)
 		return rdzv_err(err, errlen, "node %u is not one of the map's %u nodes", node_id,
@@ -675,33 +661,18 @@ int rdzv_domain_place(const struct rdzv_domains *d, uint32_t node_id, const char
 			goto out;
 		}
 	*size = *base = *nodes = 0;
-	/* Slurm's "N(xM),..." walked once, node by node. */
-	j = 0;
-	while (*t && j < d->nnodes) {
-		uint64_t v, m = 1, r;
-		size_t n = strspn(t, "0123456789");
-
-		if (rdzv_parse_u64n(t, n, 0, UINT32_MAX, &v) < 0)
-			goto badtpn;
-		t += n;
-		if (t[0] == '(' && t[1] == 'x') {
-			n = strspn(t + 2, "0123456789");
-			if (rdzv_parse_u64n(t + 2, n, 1, UINT32_MAX, &m) < 0 || t[2 + n] != ')')
-				goto badtpn;
-			t += 3 + n;
-		}
-		if (*t == ',')
-			t++;
-		for (r = 0; r < m && j < d->nnodes; r++, j++) {
+	/* Slurm's "N(xM),..." walked once, run by run. */
+	rdzv_tpn_begin(&it, tpn);
+	while ((rc = rdzv_tpn_next(&it, NULL, 0)) > 0)
+		for (j = it.node; j < it.nodes && j < d->nnodes; j++) {
 			if (d->node_domain[j] != me)
 				continue;
-			sum += v;
+			sum += it.tasks;
 			(*nodes)++;
 			if (pos[j] < pos[node_id])
-				*base += (uint32_t)v;
+				*base += it.tasks;
 		}
-	}
-	if (j < d->nnodes || *t || sum > UINT32_MAX)
+	if (rc < 0 || it.nodes != d->nnodes || sum > UINT32_MAX)
 		goto badtpn;
 	*size = (uint32_t)sum;
 	rv = 0;
@@ -875,8 +846,9 @@ int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint
 	const char *p = s;
 	uint32_t pt;
 
-	if (!s || read_u32(&p, job) < 0 || *p++ != '.' || read_u32(&p, step) < 0 || *p++ != ':'
-	    || read_u32(&p, &pt) < 0 || pt == 0 || pt > 65535 || *p++ != ':'
+	if (!s || rdzv_read_u32(&p, ID_MAX, job) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, ID_MAX, step) < 0 || *p++ != ':'
+	    || rdzv_read_u32(&p, ID_MAX, &pt) < 0 || pt == 0 || pt > 65535 || *p++ != ':'
 	    || read_hex64(&p, nonce) < 0 || *p)
 		return -1;
 	*port = (uint16_t)pt;
@@ -908,9 +880,10 @@ int rdzv_domain_report_parse(const char *buf, size_t n, struct rdzv_domain_repor
 	if (strncmp(p, "RDZVD1 DOMAIN ", 14) != 0)
 		return -1;
 	p += 14;
-	if (read_u32(&p, &r->job_id) < 0 || *p++ != '.' || read_u32(&p, &r->step_id) < 0
+	if (rdzv_read_u32(&p, ID_MAX, &r->job_id) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, ID_MAX, &r->step_id) < 0
 	    || *p++ != ' ' || read_hex64(&p, &r->nonce) < 0 || *p++ != ' '
-	    || read_u32(&p, &r->node_id) < 0 || *p++ != ' ')
+	    || rdzv_read_u32(&p, ID_MAX, &r->node_id) < 0 || *p++ != ' ')
 		return -1;
 	nl = strlen(p);
 	if (nl == 1 && *p == '-')

@@ -112,49 +112,15 @@ static enum dist parse_dist(const char *d, uint32_t *plane)
 	return DIST_OTHER;
 }
 
-/* Walk Slurm's "N(xM),..." string (already validated): calls fn for each
- * run of M nodes with N tasks, first node index and first rank given. */
-struct tpn_run {
-	uint32_t tasks, reps, node;
-	uint64_t start;
-};
-
-static int tpn_next(const char **s, struct tpn_run *r)
-{
-	const char *p = *s;
-	uint64_t v, m = 1;
-	size_t n;
-
-	if (!*p)
-		return 0;
-	n = strspn(p, "0123456789");
-	if (rdzv_parse_u64n(p, n, 1, UINT32_MAX, &v) < 0)
-		return -1;
-	p += n;
-	if (*p == '(') {
-		n = strspn(p + 2, "0123456789");
-		if (rdzv_parse_u64n(p + 2, n, 1, UINT32_MAX, &m) < 0)
-			return -1;
-		p += 3 + n;
-	}
-	if (*p == ',')
-		p++;
-	r->node += r->reps;
-	r->start += (uint64_t)r->tasks * r->reps;
-	r->tasks = (uint32_t)v;
-	r->reps = (uint32_t)m;
-	*s = p;
-	return 1;
-}
-
 /* The node with the fewest tasks, from the tasks-per-node string. */
 static void tpn_smallest(const char *tpn, uint32_t *tasks, uint32_t *node)
 {
-	struct tpn_run r = { 0, 0, 0, 0 };
+	struct rdzv_tpn_iter r;
 
 	*tasks = UINT32_MAX;
 	*node = 0;
-	while (tpn_next(&tpn, &r) > 0)
+	rdzv_tpn_begin(&r, tpn);
+	while (rdzv_tpn_next(&r, NULL, 0) > 0)
 		if (r.tasks < *tasks) {
 			*tasks = r.tasks;
 			*node = r.node;
@@ -167,10 +133,10 @@ static void tpn_smallest(const char *tpn, uint32_t *tasks, uint32_t *node)
 static int check_block_tpn(uint64_t tp, const struct rdzv_megatron_place *p, char *err,
                            size_t errlen)
 {
-	struct tpn_run r = { 0, 0, 0, 0 };
-	const char *s = p->tasks_per_node;
+	struct rdzv_tpn_iter r;
 
-	while (tpn_next(&s, &r) > 0) {
+	rdzv_tpn_begin(&r, p->tasks_per_node);
+	while (rdzv_tpn_next(&r, NULL, 0) > 0) {
 		uint64_t end = r.start + r.tasks, first;
 
 		if (r.tasks % tp == 0 || end >= p->ntasks)

@@ -136,23 +136,6 @@ out:
 	return rv;
 }
 
-/* Read a decimal number of at most 10 digits at *p. */
-static int read_u32(const char **p, uint32_t *v)
-{
-	uint64_t x = 0;
-	int n = 0;
-
-	while (**p >= '0' && **p <= '9' && n < 11) {
-		x = x * 10 + (uint64_t)(**p - '0');
-		(*p)++;
-		n++;
-	}
-	if (n == 0 || n > 10 || x > UINT32_MAX)
-		return -1;
-	*v = (uint32_t)x;
-	return 0;
-}
-
 int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char *err,
                          size_t errlen)
 {
@@ -172,14 +155,8 @@ int rdzv_order_positions(const char *order, uint32_t nnodes, uint32_t *pos, char
 	for (v = 0; v < nnodes; v++)
 		pos[v] = UINT32_MAX;
 	for (;;) {
-		if (read_u32(&p, &a) < 0)
+		if (rdzv_read_range(&p, UINT32_MAX, &a, &b) < 0)
 			goto bad;
-		b = a;
-		if (*p == '-') {
-			p++;
-			if (read_u32(&p, &b) < 0 || b <= a)
-				goto bad;
-		}
 		if (b >= nnodes)
 			return rdzv_err(err, errlen, "node order '%.64s' names node %u of a %u-node step",
 			                order, b, nnodes);

@@ -1,21 +1,50 @@
-/* fuzz-domain.c: NVLink domains (issue 26). RDZV_STEP_DOMAINS is read in
- * slurmstepd from the job's environment, which a user can set; the block
- * text comes from Slurm's topology print in srun. Input: the first line is a
- * domain map, the second a step node list, the rest Slurm's block text.
- * Invariants: an accepted map covers every node once and formats back to a
- * text that parses to the same map (one byte short is refused); a node's
- * place in its domain is inside the domain; the block reader either refuses
- * or gives every node of the list a domain whose name is short and whose
- * map round-trips; the group check never reads outside the step; the
- * datagrams of nvlink_domain=nvml (a node's report, srun's verdict, read
- * from the network) and RDZV_DOMAIN_ASK parse or are refused, and what
- * parses formats back to the same bytes. */
+/* fuzz-domain.c: NVLink domains. RDZV_STEP_DOMAINS is read in slurmstepd
+ * from the job's environment, which a user can set; the block text comes
+ * from Slurm's topology print in srun. Input: the first line is a domain
+ * map, the second a step node list (and, for the map, the step's tasks per
+ * node), the rest Slurm's block text. Invariants: an accepted map covers
+ * every node once and formats back to a text that parses to the same map
+ * (one byte short is refused); a node's place in its domain is inside the
+ * domain, and with the second line as the tasks per node it is accepted
+ * only when layout.c's reader accepts that line for the map's nodes, with
+ * the sizes the line gives; the block reader either refuses or gives every
+ * node of the list a domain whose name is short and whose map round-trips;
+ * the group check never reads outside the step; the datagrams of
+ * nvlink_domain=nvml (a node's report, srun's verdict, read from the
+ * network) and RDZV_DOMAIN_ASK parse or are refused, and what parses
+ * formats back to the same bytes. */
 #include "config.h"
 #include "fuzz.h"
 #include "domain.h"
+#include "layout.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Node 0's place with a tasks-per-node string from the input: accepted only
+ * when layout.c's reader accepts it for the map's nodes, and then the sizes
+ * are the string's own. */
+static void place(const struct rdzv_domains *d, const char *tpn)
+{
+	uint32_t per[64], sz = 0, base = 0, nodes = 0, tn, i, want_sz = 0, want_nodes = 0;
+	uint64_t tt;
+	char err[256];
+	int rc = rdzv_domain_place(d, 0, "", tpn, &sz, &base, &nodes, err, sizeof(err));
+
+	if (rdzv_tpn_totals(tpn, &tn, &tt, NULL, 0) < 0 || tn != d->nnodes) {
+		FUZZ_ASSERT(rc < 0);
+		return;
+	}
+	if (rc < 0)
+		return; /* a name given to two domains */
+	FUZZ_ASSERT(d->nnodes <= 64 && rdzv_tpn_expand(tpn, per, d->nnodes, NULL, 0) == 0);
+	for (i = 0; i < d->nnodes; i++)
+		if (d->node_domain[i] == d->node_domain[0]) {
+			want_sz += per[i];
+			want_nodes++;
+		}
+	FUZZ_ASSERT(sz == want_sz && nodes == want_nodes && base == 0);
+}
 
 static void round_trip(const struct rdzv_domains *d, uint32_t job, uint32_t step)
 {
@@ -90,6 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		round_trip(&d, job, step);
 		if (rdzv_domain_place(&d, 0, "", "2(x64)", &sz, &base, &nodes, err, sizeof(err)) == 0)
 			FUZZ_ASSERT(base < sz && nodes >= 1 && nodes <= nnodes);
+		if (p.n >= 2)
+			place(&d, p.v[1]);
 		FUZZ_ASSERT(rank_node != NULL);
 		for (i = 0; i < nnodes * 2; i++)
 			rank_node[i] = i / 2;

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "conf.h"
 #include "tap.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -336,6 +337,27 @@ static void test_opts(void)
 	   "--rdzv-port=65535 is accepted");
 }
 
+/* The user's mode and binding over the site's. */
+static void test_resolve(void)
+{
+	struct rdzv_opts o;
+	struct rdzv_conf c;
+
+	rdzv_opts_init(&o);
+	rdzv_conf_defaults(&c);
+	ok(rdzv_mode_resolve(&o, &c) == c.mode, "no option: the site's mode");
+	ok(rdzv_opt_mode(&o, "torchrun", err, sizeof(err)) == 0
+	   && rdzv_mode_resolve(&o, &c) == o.mode, "--rdzv given: the user's mode");
+	c.mode = NULL;
+	ok(rdzv_mode_resolve(&o, &c) == o.mode, "... also when the site has none");
+	rdzv_opts_init(&o);
+	ok(rdzv_mode_resolve(&o, &c) == NULL, "neither: none");
+	ok(parse1("bind=auto", &c) == 0 && strcmp(rdzv_bind_resolve(&o, &c), "auto") == 0,
+	   "no --rdzv-bind: the site's bind=");
+	snprintf(o.bind, sizeof(o.bind), "none");
+	is_str(rdzv_bind_resolve(&o, &c), "none", "--rdzv-bind given: the user's");
+}
+
 static void test_env(void)
 {
 	struct rdzv_opts o;
@@ -402,12 +424,64 @@ static void test_env(void)
 	   "and still leaves the options' values");
 }
 
+/* The per-node path of topology= and nvml_library= (lib/common/util.c):
+ * both take %n and %%, and refuse the same things. */
+static void test_path_node(void)
+{
+	static const struct {
+		const char *tmpl, *node, *why;
+	} bad[] = {
+		{ "/t/%n.xml%", "n1", "a stray '%' at the end" },
+		{ "/t/%x/%n.xml", "n1", "'%x'" },
+		{ "/t/100%.xml", "n1", "a '%' before '.'" },
+		{ "/t/%n.xml", "../etc", "a node name with '/'" },
+		{ "/t/%n.xml", "a/b", "a node name with '/' inside" },
+		{ "/t/%n/x", "..", "the node name '..'" },
+		{ "/t/%n/x", ".", "the node name '.'" },
+		{ "/t/%n.xml", "", "no node name" },
+		{ "/t/%n.xml", NULL, "no node name (NULL)" },
+		{ "/a/path/far/too/long/for/thirty-two/bytes/%n", "n1", "too long" },
+		{ "/t/%n.xml", "node-with-a-name-that-is-too-long", "too long with the name" },
+	};
+	char out[32];
+	size_t i;
+
+	ok(rdzv_path_node("/t/%n.xml", "n1", out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "/t/n1.xml") == 0, "%%n is the node name: %s", out);
+	ok(rdzv_path_node("/t/%n/%n", "n1", out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "/t/n1/n1") == 0, "every %%n: %s", out);
+	ok(rdzv_path_node("/t/100%%/%%n", NULL, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "/t/100%/%n") == 0, "%%%% is a '%%', also before n: %s", out);
+	ok(rdzv_path_node("/t/x.xml", NULL, out, sizeof(out), err, sizeof(err)) == 0
+	   && strcmp(out, "/t/x.xml") == 0, "no %%n needs no node name");
+	ok(rdzv_path_node("/a/path/of/exactly/31/bytes/%n", "n12", out, sizeof(out), err,
+	                  sizeof(err)) == 0 && strlen(out) == 31, "31 bytes fit in 32: %s", out);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		strcpy(out, "untouched?");
+		ok(rdzv_path_node(bad[i].tmpl, bad[i].node, out, sizeof(out), err, sizeof(err)) == -1
+		   && err[0], "'%s' with node '%s': refused, %s (%s)", bad[i].tmpl,
+		   bad[i].node ? bad[i].node : "(null)", bad[i].why, err);
+	}
+	ok(rdzv_path_node("/t/%n.xml", "a/b", out, sizeof(out), err, sizeof(err)) == -1
+	   && strstr(err, "cannot stand for %n in a path"), "the reason for '/' (%s)", err);
+	ok(rdzv_path_node("/t/%x", "n1", out, sizeof(out), err, sizeof(err)) == -1
+	   && strstr(err, "must be followed by n or %"), "the reason for a stray '%%' (%s)", err);
+	is_int(rdzv_path_wants_node("/t/%n.xml"), 1, "'/t/%%n.xml' wants the node name");
+	is_int(rdzv_path_wants_node("/t/%%n.xml"), 0, "'/t/%%%%n.xml' does not");
+	is_int(rdzv_path_wants_node("/t/%%%n.xml"), 1, "'/t/%%%%%%n.xml' does");
+	is_int(rdzv_path_wants_node("/t/x%"), 0, "a stray '%%' at the end does not");
+	is_int(rdzv_path_wants_node(NULL), 0, "NULL does not");
+}
+
 int main(void)
 {
 	test_invalid_conf();
+	test_path_node();
 	test_conf();
 	test_bool();
 	test_opts();
+	test_resolve();
 	test_env();
 	return done_testing();
 }

@@ -171,6 +171,42 @@ static void test_place(void)
 	   "a node outside the map");
 	ok(rdzv_domain_place(&d, 1, "", "2(x3)", &size, &base, &nodes, err, sizeof(err)) < 0,
 	   "tasks per node for fewer nodes than the map");
+	ok(rdzv_domain_place(&d, 1, "", "2(x5)", &size, &base, &nodes, err, sizeof(err)) < 0,
+	   "tasks per node for more nodes than the map");
+	rdzv_domains_free(&d);
+}
+
+/* Tasks per node read by layout.c's reader, with Slurm's rules: what this
+ * file's own reader once let through is refused now. */
+static void test_place_tpn(void)
+{
+	static const char *const bad[] = {
+		"0,2,2,2",   /* a node without tasks: every node of a Slurm step has one */
+		"2,0(x3)",   /* the same, in a run */
+		"2(x4),",    /* a trailing comma: Slurm puts none after the last */
+		"2(x4",      /* a run without ')' */
+		"2(4)",      /* a run without 'x' */
+		"2x4",       /* 'x' without '(' */
+		"100000001(x4)", /* more tasks on a node than layout.c allows */
+		"",
+	};
+	struct rdzv_domains d;
+	char err[512];
+	uint32_t job, step, size = 77, base = 77, nodes = 77;
+	size_t i;
+
+	ok(rdzv_domains_parse("9.0:b1=0,2;b2=1,3", 4, &job, &step, &d, err, sizeof(err)) == 0,
+	   "map");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ok(rdzv_domain_place(&d, 1, "", bad[i], &size, &base, &nodes, err, sizeof(err)) < 0
+		   && strstr(err, "does not describe the step's 4 nodes"),
+		   "tasks per node '%s' refused (%s)", bad[i], err);
+	}
+	ok(rdzv_domain_place(&d, 3, "", "1,2(x1),3,4", &size, &base, &nodes, err, sizeof(err)) == 0
+	   && size == 6 && base == 2, "\"(x1)\" reads as one node (%u %u)", size, base);
+	ok(rdzv_domain_place(&d, 1, "", "02(x4)", &size, &base, &nodes, err, sizeof(err)) == 0
+	   && size == 4 && base == 0, "leading zeros are a number");
 	rdzv_domains_free(&d);
 }
 
@@ -402,6 +438,7 @@ int main(void)
 	test_blocks();
 	test_walk();
 	test_place();
+	test_place_tpn();
 	test_groups();
 	test_large_from_blocks();
 	test_large_scattered();

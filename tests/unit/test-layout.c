@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 static char err[256];
@@ -53,6 +54,14 @@ static void test_invalid(void)
 	refused("1(x4294967296)", "more repeats than 32 bits hold");
 	refused("1(x4294967295),1", "more nodes than 32 bits hold in total");
 	refused("1(x18446744073709551616)", "a repeat overflowing 64 bits");
+	/* What the three readers this one replaced let through. */
+	refused("0(x2)", "zero tasks in a run (Slurm's steps have a task on every node)");
+	refused("2,0", "zero tasks on a later node");
+	refused("2x3", "'x' without '('");
+	refused("2(y3)", "'(' followed by another letter than 'x'");
+	refused("2(x3]", "a run closed by another character than ')'");
+	refused("2(x3),", "a trailing comma after a run");
+	refused("4294967296", "more tasks than 32 bits hold");
 
 	err[0] = '\0';
 	is_int(rdzv_tpn_tasks_on("2(x3),1", 4, &t, err, sizeof(err)), -1,
@@ -132,10 +141,40 @@ static void test_large(void)
 	is_int(t, 5, "and holds the last element's tasks");
 }
 
+/* The iterator the readers share: runs with their first node and rank. */
+static void test_iter(void)
+{
+	struct rdzv_tpn_iter it;
+	char got[256];
+	size_t used = 0;
+	int rc;
+
+	rdzv_tpn_begin(&it, "2(x3),1,4(x2)");
+	got[0] = '\0';
+	while ((rc = rdzv_tpn_next(&it, err, sizeof(err))) > 0)
+		used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%u*%u@%u/%llu",
+		                         used ? " " : "", it.tasks, it.reps, it.node,
+		                         (unsigned long long)it.start);
+	is_int(rc, 0, "the iterator ends with 0");
+	is_str(got, "2*3@0/0 1*1@3/6 4*2@4/7", "runs: tasks*nodes@first node/first rank");
+	is_int(rdzv_tpn_next(&it, err, sizeof(err)), 0, "and stays at the end");
+
+	rdzv_tpn_begin(&it, "2,x");
+	ok(rdzv_tpn_next(&it, err, sizeof(err)) == 1 && it.tasks == 2, "a good first run is read");
+	err[0] = '\0';
+	ok(rdzv_tpn_next(&it, err, sizeof(err)) == -1 && strstr(err, "bad task count"),
+	   "then the bad one is refused (%s)", err);
+	rdzv_tpn_begin(&it, NULL);
+	is_int(rdzv_tpn_next(&it, NULL, 0), -1, "NULL is refused, with no room for a reason");
+	rdzv_tpn_begin(&it, "");
+	is_int(rdzv_tpn_next(&it, NULL, 0), -1, "empty is refused");
+}
+
 int main(void)
 {
 	test_invalid();
 	test_layouts();
 	test_large();
+	test_iter();
 	return done_testing();
 }

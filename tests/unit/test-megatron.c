@@ -170,6 +170,16 @@ static void layouts(void)
 	   && strstr(err, "3 tasks on node 1"), "the smallest node is named (%s)", err);
 	is_int(chk("python|x.py|" TP "|4", 8, 2, "3(x2)", "block", 0, 0, err, sizeof(err)), 0,
 	       "a tasks-per-node string of another step (6 tasks, not 8) is ignored");
+	/* Read as Slurm writes it: a walk that skipped the 'x' and the ')'
+	 * would see 6 and 2 tasks here and refuse a TP group across nodes. */
+	is_int(chk("python|x.py|" TP "|4", 8, 2, "6(y1),2", "block", 0, 0, err, sizeof(err)), 0,
+	       "'6(y1),2' (no 'x') is not a tasks-per-node string: ignored");
+	is_int(chk("python|x.py|" TP "|4", 8, 2, "6(x1,2", "block", 0, 0, err, sizeof(err)), 0,
+	       "'6(x1,2' (no ')') is not a tasks-per-node string: ignored");
+	is_int(chk("python|x.py|" TP "|4", 8, 2, "0,8", "block", 0, 0, err, sizeof(err)), 0,
+	       "'0,8' (a node without tasks) is not a Slurm step's: ignored");
+	ok(chk("python|x.py|" TP "|4", 8, 2, "6(x1),2", "block", 0, 0, err, sizeof(err)) < 0
+	   && strstr(err, "2 tasks on node 1"), "'6(x1),2' is read (%s)", err);
 	ok(chk("python|x.py|" TP "|3", 8, 2, "4(x2)", "block", 0, 0, err, sizeof(err)) < 0
 	   && strstr(err, "world size 8"), "TP=3 does not divide 8");
 	ok(chk("python|x.py|" TP "|1048576|" PP "|1048576|" CP "|1048576", 8, 2, "4(x2)", "block",

@@ -9,6 +9,7 @@
 #include "profile.h"
 #include "tap.h"
 #include "fs-fixtures.h"
+#include "util.h" /* rdzv_path_node */
 
 #include <errno.h>
 #include <stdlib.h>

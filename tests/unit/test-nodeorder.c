@@ -7,6 +7,7 @@
 #include "master.h"
 #include "nodeorder.h"
 #include "tap.h"
+#include "util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -265,12 +266,48 @@ static void test_plan_order(void)
 	   "a host with ':' is refused");
 }
 
+/* The range-list reader the node order and the domain map share
+ * (lib/common/util.c). */
+static void test_ranges(void)
+{
+	static const char *const bad[] = { "", "-1", "a", "1-", "1-1", "2-1", "+1",
+	                                   "4294967296", "1-4294967296",
+	                                   "000000000000000000001", NULL };
+	const char *p;
+	uint32_t a = 7, b = 7, pos[3];
+	size_t i;
+
+	p = "12,3";
+	ok(rdzv_read_range(&p, UINT32_MAX, &a, &b) == 0 && a == 12 && b == 12 && *p == ',',
+	   "'12': one node, the reader stops at ','");
+	p = "2-5x";
+	ok(rdzv_read_range(&p, UINT32_MAX, &a, &b) == 0 && a == 2 && b == 5 && *p == 'x',
+	   "'2-5': a range");
+	p = "0-4294967295";
+	ok(rdzv_read_range(&p, UINT32_MAX, &a, &b) == 0 && a == 0 && b == UINT32_MAX,
+	   "the whole 32-bit range");
+	p = "4294967295";
+	ok(rdzv_read_range(&p, UINT32_MAX - 1, &a, &b) == -1, "a number above the caller's max");
+	for (i = 0; bad[i]; i++) {
+		p = bad[i];
+		ok(rdzv_read_range(&p, UINT32_MAX, &a, &b) == -1, "'%s' is not a range", bad[i]);
+	}
+	p = "x";
+	ok(rdzv_read_u32(&p, UINT32_MAX, &a) == -1 && *p == 'x', "no digits: *p unmoved");
+	/* The node order's own reader took at most 10 digits; the shared one,
+	 * like the domain map's, takes leading zeros up to 20. */
+	ok(rdzv_order_positions("00000000002,0-1", 3, pos, err, sizeof(err)) == 0 && pos[2] == 0
+	   && pos[0] == 1 && pos[1] == 2, "an order with an 11-digit '2' reads as node 2 (%s)",
+	   err);
+}
+
 int main(void)
 {
 	test_measured();
 	test_bad_layouts();
 	test_large();
 	test_bad_orders();
+	test_ranges();
 	test_plan_order();
 	return done_testing();
 }
