@@ -1,0 +1,25 @@
+/* domain_int.h: what the files of domain.h's code share among
+ * themselves, not part of its interface: domain.c holds them. */
+#ifndef RDZV_DOMAIN_INT_H
+#define RDZV_DOMAIN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "domain.h"
+#include "util.h"
+
+/* A domain name: what Slurm accepts for a block name that we can carry in
+ * RDZV_STEP_DOMAINS and a variable: letters, digits, '.', '_', '-'. */
+int rdzv_domain_name_ok(const char *s, size_t n);
+
+/* One domain more in d, its name and its whole nodes (0 unknown). */
+int rdzv_domains_add(struct rdzv_domains *d, const char *name, uint32_t nodes);
+
+/* Append printf output at *used; -1 when it does not fit. */
+int rdzv_domain_put(char *buf, size_t len, size_t *used, const char *fmt, ...) RDZV_PRINTF(4, 5);
+
+/* A decimal below UINT32_MAX at *p, *p moved past it. Returns 0 or -1. */
+int rdzv_domain_read_u32(const char **p, uint32_t *v);
+
+#endif
