@@ -49,6 +49,8 @@
  * by rank 0's task so the user sees it once. */
 static char mode_warning[RDZV_ERRLEN];
 
+struct rdzv_fabric_once rdzv_node_fabric;
+
 struct task_env {
 	spank_t sp;
 };
@@ -305,51 +307,23 @@ out:
 	return rv;
 }
 
-/* This node's NVLink domain from its GPUs (nvlink_domain=nvml):
- * NVML's cluster UUID and clique, read once per node per step. GPUs that
- * answer differently refuse the step, each named; a node without NVML or
- * without a GPU in a fabric has no domain (said in --rdzv-verbose). The
- * step's other nodes are not seen here: no size or index is exported. */
+/* This node's NVLink domain from its GPUs (nvlink_domain=nvml): NVML's
+ * cluster UUID and clique, read once per node per step (fabric.h; the
+ * same read serves "require mnnvl"). The step's other nodes are not seen
+ * here: no size or index is exported. */
 static int read_nvml_domain(struct rdzv_step *st, char *err, size_t errlen)
 {
-	struct rdzv_fabric *f = calloc(1, sizeof(*f));
-	unsigned char cluster[16];
-	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN], uuid[RDZV_FABRIC_UUID_TEXT];
-	unsigned clique = 0;
-	int rc;
+	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN];
 
 	st->domain[0] = '\0';
 	lib[0] = '\0';
-	if (!f)
-		return rdzv_err(err, errlen, "out of memory");
 	if (rdzv.conf.nvml_library[0]
 	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
-	                      sizeof(why)) < 0) {
-		free(f);
+	                      sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "nvlink_domain=nvml: plugstack nvml_library: %s", why);
-	}
-	if (rdzv_fabric_read(lib, f, why, sizeof(why)) < 0) {
-		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown (nvlink_domain=nvml): "
-		         "%.200s", why);
-		free(f);
-		return 0;
-	}
-	rc = rdzv_fabric_domain(f, cluster, &clique, why, sizeof(why));
-	free(f);
-	if (rc < 0)
-		return rdzv_err(err, errlen, "nvlink_domain=nvml: node %s: %s",
-		                rdzv.nodename[0] ? rdzv.nodename : "?", why);
-	if (rc == 0) {
-		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "none (nvlink_domain=nvml): no "
-		         "GPU of this node is in an NVLink fabric");
-		return 0;
-	}
-	rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
-	snprintf(st->domain, sizeof(st->domain), "%s.%u", uuid, clique);
-	snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "%s (nvlink_domain=nvml: NVML's "
-	         "cluster UUID and clique of every GPU here); the step's other nodes are not "
-	         "seen before launch", st->domain);
-	return 0;
+	return rdzv_fabric_node_domain(&rdzv_node_fabric, lib, rdzv.nodename, st->domain,
+	                               sizeof(st->domain), rdzv.domain_note,
+	                               sizeof(rdzv.domain_note), err, errlen);
 }
 
 /* Whether this node runs global task 0 (Slurm's own answer, per task: the
@@ -903,4 +877,5 @@ void rdzv_remote_exit(void)
 	rdzv_container_exit(); /* containers */
 	rdzv_bind_exit();
 	rdzv_profile_exit();
+	rdzv_fabric_once_free(&rdzv_node_fabric);
 }
