@@ -143,6 +143,8 @@ static void free_argv(struct rdzv_step *st)
 
 static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
 {
+	char restart[32];
+
 	if (spank_get_item(sp, S_JOB_ID, &st->job_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &st->step_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_NNODES, &st->nnodes) != ESPANK_SUCCESS
@@ -155,6 +157,10 @@ static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 		return rdzv_err(err, errlen,
 		                "contradictory step facts from Slurm: node %u of %u, %u of %u tasks",
 		                st->node_id, st->nnodes, st->local_ntasks, st->ntasks);
+	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count, a fact of
+	 * the step like the others, known before any mode reads the step. */
+	st->restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
+	                                    sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
 	return 0;
 }
 
@@ -498,15 +504,15 @@ static int step_resources(spank_t sp, struct rdzv_step *st, char *err, size_t er
 }
 
 /* The node's share of the step, once per node: in order, rank 0's node and
- * port, the restart count, the NVLink domain, the check that task 0 is
- * where rank 0 was placed, rank 0's address and the route to it, the
- * user's own exports, the node's resources. */
+ * port, the NVLink domain, the check that task 0 is where rank 0 was
+ * placed, rank 0's address and the route to it, the user's own exports,
+ * the node's resources. */
 static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
 {
 	struct rdzv_step *st = &rdzv.step;
 	struct rdzv_plan plan;
 	struct rdzv_rank0 r;
-	char *plantext = NULL, restart[32];
+	char *plantext = NULL;
 	int rv = -1, rc;
 
 	if (counts_agree(sp, st, err, errlen) < 0)
@@ -517,10 +523,6 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	rc = st->het ? 0 : read_plan(sp, st, &plan, &plantext, err, errlen);
 	if (rc < 0 || place_rank0(sp, nodelist, rc > 0 ? &plan : NULL, &r, err, errlen) < 0)
 		goto fail;
-	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count, a fact of
-	 * the step like the others, known before any mode reads the step. */
-	st->restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
-	                                    sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
 	if (node_domain(sp, st, rc > 0 ? &plan : NULL, err, errlen) < 0)
 		goto fail;
 	if (rdzv_rank0_check_task0(runs_task0(sp, st), rdzv.nodename, &r, st->het, rc > 0,
