@@ -2,7 +2,7 @@
  * (domain.h, rdzv_domains_from_blocks). */
 #include "config.h"
 #include "domain.h"
-#include "domain_int.h"
+#include "domain_util.h"
 #include "hostlist.h"
 #include "util.h"
 

@@ -2,7 +2,7 @@
  * domain (domain.h, rdzv_domain_check_groups). */
 #include "config.h"
 #include "domain.h"
-#include "domain_int.h"
+#include "domain_util.h"
 #include "util.h"
 
 #include <stdio.h>

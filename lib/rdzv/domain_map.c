@@ -2,7 +2,7 @@
  * the nodes, and a node's place in its domain (domain.h). */
 #include "config.h"
 #include "domain.h"
-#include "domain_int.h"
+#include "domain_util.h"
 #include "layout.h"
 #include "nodeorder.h"
 #include "util.h"

@@ -2,7 +2,7 @@
  * and srun's verdict under nvlink_domain=nvml (domain.h). */
 #include "config.h"
 #include "domain.h"
-#include "domain_int.h"
+#include "domain_util.h"
 #include "util.h"
 
 #include <stdio.h>

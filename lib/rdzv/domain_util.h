@@ -1,7 +1,7 @@
-/* domain_int.h: what the files of domain.h's code share among
- * themselves, not part of its interface: domain.c holds them. */
-#ifndef RDZV_DOMAIN_INT_H
-#define RDZV_DOMAIN_INT_H
+/* domain_util.h: what the files of domain.h's code share among
+ * themselves, not part of its interface (domain_util.c). */
+#ifndef RDZV_DOMAIN_UTIL_H
+#define RDZV_DOMAIN_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
