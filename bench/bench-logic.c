@@ -36,6 +36,7 @@
 #include "master.h"
 #include "modes.h"
 #include "port.h"
+#include "rank0.h"
 #include "profile.h"
 #include "topo.h"
 #include "topocache.h"
@@ -663,25 +664,33 @@ struct node_ctx {
 };
 
 /* user_init's rendezvous part (spank/remote.c compute_step): this node's
- * name, the master, its one name lookup, the ephemeral range, the port. */
+ * name, rank 0's node and port as a node without srun's plan decides them
+ * (rank0.h: the ephemeral range, the port), the master's one name lookup. */
 static int node_rdzv_work(void *ctx, char *err, size_t errlen)
 {
 	struct node_ctx *c = ctx;
-	struct rdzv_port_range range = { RDZV_DEFAULT_PORT_LO, RDZV_DEFAULT_PORT_HI }, eph;
-	enum rdzv_port_source src;
-	char node[RDZV_HOST_MAX], master[RDZV_HOST_MAX], addr[RDZV_HOST_MAX];
-	uint16_t port;
+	struct rdzv_port_range range = { RDZV_DEFAULT_PORT_LO, RDZV_DEFAULT_PORT_HI };
+	struct rdzv_rank0_in in;
+	struct rdzv_rank0 r;
+	char node[RDZV_HOST_MAX], addr[RDZV_HOST_MAX];
 	char list[RDZV_HOST_MAX + 16];
 
 	snprintf(list, sizeof(list), "%s,n[2-3]", c->master);
+	memset(&in, 0, sizeof(in));
+	in.nodelist = list;
+	in.dist = "block";
+	in.resv = "";
+	in.job_id = 4242;
+	in.nnodes = 3;
+	in.node_id = 1;
+	in.range = &range;
+	in.ephemeral_path = "/proc/sys/net/ipv4/ip_local_port_range";
+	in.cause = in.advice = "";
 	if (rdzv_hostlist_nth(list, 1, node, sizeof(node), err, errlen) < 0
-	    || rdzv_master_host(list, "block", NULL, master, sizeof(master), err, errlen) < 0
-	    || rdzv_master_addr(master, RDZV_ADDR_NAME, addr, sizeof(addr), err, errlen) < 0)
+	    || rdzv_rank0_place(&in, &r, err, errlen) < 0
+	    || rdzv_master_addr(r.host, RDZV_ADDR_NAME, addr, sizeof(addr), err, errlen) < 0)
 		return -1;
-	if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) < 0)
-		eph.lo = eph.hi = 0;
-	return rdzv_port_choose(0, "", 4242, 0, &range, eph.lo ? &eph : NULL, &port, &src, err,
-	                        errlen);
+	return 0;
 }
 
 static int resolve_profile(const char *dir, const char *name, struct rdzv_envset **out,

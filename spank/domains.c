@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "domain.h"
+#include "domain_verdict.h"
 #include "megatron.h"
 #include "util.h"
 
@@ -49,80 +50,14 @@ static struct {
 	socklen_t *fromlen;
 } ns = { .sock = -1, .stop = { -1, -1 } };
 
-static const char *const *sort_names;
-
-static int by_name(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return strcmp(sort_names[x], sort_names[y]);
-}
-
-/* The step's domains from what the nodes said: nodes naming the same
- * domain share it; a node without a fabric is a domain of its own, named
- * after it. Sorted by name, never nodes times domains. */
-static int build(struct rdzv_domains *d, char *err, size_t errlen)
-{
-	uint32_t *ids = calloc(ns.nnodes, sizeof(uint32_t)), i;
-	const char **key = calloc(ns.nnodes, sizeof(char *));
-	int rv = -1;
-
-	memset(d, 0, sizeof(*d));
-	d->nnodes = ns.nnodes;
-	if (!ids || !key || !(d->node_domain = calloc(ns.nnodes, sizeof(uint32_t)))
-	    || !(d->names = calloc(ns.nnodes, sizeof(*d->names)))
-	    || !(d->domain_nodes = calloc(ns.nnodes, sizeof(uint32_t)))) {
-		rdzv_err(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < ns.nnodes; i++) {
-		ids[i] = i;
-		key[i] = ns.names[i][0] ? ns.names[i] : ns.node_names[i];
-	}
-	sort_names = key;
-	qsort(ids, ns.nnodes, sizeof(uint32_t), by_name);
-	for (i = 0; i < ns.nnodes; i++) {
-		uint32_t n = ids[i];
-
-		if (i == 0 || strcmp(key[n], key[ids[i - 1]]) != 0) {
-			snprintf(d->names[d->ndomains], RDZV_DOMAIN_NAME_MAX, "%s%s", key[n],
-			         ns.names[n][0] ? "" : "(node)");
-			d->ndomains++;
-		}
-		d->node_domain[n] = d->ndomains - 1;
-		d->domain_nodes[d->ndomains - 1]++;
-	}
-	rv = 0;
-out:
-	free(ids);
-	free(key);
-	if (rv < 0)
-		rdzv_domains_free(d);
-	return rv;
-}
-
 /* The verdict on the step's groups, once every node has told: into buf. */
 static int verdict(char *buf, size_t len)
 {
-	struct rdzv_domains d;
-	struct rdzv_megatron_domains md;
 	char msg[RDZV_ERRLEN];
-	int ok;
+	int ok = rdzv_domains_verdict(&ns.layout, ns.nnodes, ns.ntasks,
+	                              (const char(*)[RDZV_DOMAIN_NAME_MAX])ns.names, ns.rank_node,
+	                              ns.node_names, msg, sizeof(msg));
 
-	msg[0] = '\0';
-	if (build(&d, msg, sizeof(msg)) < 0) {
-		ok = 0;
-	} else {
-		memset(&md, 0, sizeof(md));
-		md.d = &d;
-		md.rank_node = ns.rank_node;
-		md.node_names = ns.node_names;
-		md.ntasks = ns.ntasks;
-		md.source = "nvlink_domain=nvml: each node's GPU fabric clique, as the nodes "
-		            "reported it";
-		ok = rdzv_megatron_check_domains(&ns.layout, ns.ntasks, &md, msg, sizeof(msg)) == 0;
-		rdzv_domains_free(&d);
-	}
 	if (!ok) {
 		fprintf(stderr, RDZV_TAG ": error: --rdzv=megatron layout check: %s\n", msg);
 		fflush(stderr);

@@ -34,6 +34,13 @@ struct rdzv_plugin {
 
 extern struct rdzv_plugin rdzv;
 
+/* remote: the node's NVML answer, read at most once per step (fabric.h),
+ * shared by nvlink_domain=nvml (remote.c) and "require mnnvl" (profile.c).
+ * Apart from struct rdzv_plugin: lib/bind's topo.h has its own
+ * rdzv_fabric, which the glue files that include it must not meet. */
+struct rdzv_fabric_once;
+extern struct rdzv_fabric_once rdzv_node_fabric;
+
 /* env.c: a variable of the job's environment (spank_getenv) into buf.
  * Returns 1 when set, 0 when unset, -1 on error (including a value longer
  * than len). */

@@ -188,8 +188,8 @@ static int check_mnnvl(const struct rdzv_profile_needs *needs, char *err, size_t
 	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
 	                      sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "MNNVL: node %s: plugstack nvml_library: %s", node, why);
-	if (rdzv_mnnvl_check(rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL, lib,
-	                     &res, why, sizeof(why)) < 0)
+	if (rdzv_mnnvl_check_once(rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL,
+	                          &rdzv_node_fabric, lib, &res, why, sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "MNNVL: node %s is not ready for multi-node NVLink: %s "
 		                "(required by %s)", node, why, needs->mnnvl_where);
 	snprintf(prof.imex, sizeof(prof.imex), "%s", res.channels);

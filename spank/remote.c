@@ -35,6 +35,8 @@
 #include "netif.h"
 #include "nodeorder.h"
 #include "port.h"
+#include "rank0.h"
+#include "failure.h" /* rdzv_restart_count */
 #include "util.h"
 
 /* Slurm's special step ids (slurm.h: SLURM_PENDING_STEP .. SLURM_BATCH_SCRIPT)
@@ -44,10 +46,13 @@
 #define SPECIAL_STEP_MIN 0xfffffff0u
 
 #define HOSTFILE_MAX 65536
+#define EPHEMERAL_PATH "/proc/sys/net/ipv4/ip_local_port_range"
 
 /* A warning from the mode's whole-step check (FP8 on an old GPU...), printed
  * by rank 0's task so the user sees it once. */
 static char mode_warning[RDZV_ERRLEN];
+
+struct rdzv_fabric_once rdzv_node_fabric;
 
 struct task_env {
 	spank_t sp;
@@ -138,6 +143,8 @@ static void free_argv(struct rdzv_step *st)
 
 static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
 {
+	char restart[32];
+
 	if (spank_get_item(sp, S_JOB_ID, &st->job_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &st->step_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_NNODES, &st->nnodes) != ESPANK_SUCCESS
@@ -150,6 +157,10 @@ static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 		return rdzv_err(err, errlen,
 		                "contradictory step facts from Slurm: node %u of %u, %u of %u tasks",
 		                st->node_id, st->nnodes, st->local_ntasks, st->ntasks);
+	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count, a fact of
+	 * the step like the others, known before any mode reads the step. */
+	st->restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
+	                                    sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
 	return 0;
 }
 
@@ -221,37 +232,26 @@ static int check_step(spank_t sp, struct rdzv_step *st, char *err, size_t errlen
 	return check < 0 ? -1 : 0;
 }
 
-/* The step plan srun handed over (local.c), when it is this step's.
- * Returns 1 (plan read), 0 (none for this step: srun ran without the
- * plugin, or the variable was inherited from another step) or -1 (a plan
- * for this step that does not parse). The variable is removed from the
+/* The step plan srun handed over (local.c), when it is this step's
+ * (rank0.h). Returns 1 (plan read), 0 (none for this step: srun ran without
+ * the plugin, or the variable was inherited from another step) or -1 (a
+ * plan for this step that does not parse). The variable is removed from the
  * tasks' environment: a step started from inside a task must not see it. */
 static int read_plan(spank_t sp, const struct rdzv_step *st, struct rdzv_plan *plan,
                      char **text, char *err, size_t errlen)
 {
-	struct rdzv_plan p;
 	char *t = NULL;
 	int rc = rdzv_step_take(sp, RDZV_HO_PLAN, RDZV_STEP_PLAN_VAR, &t, err, errlen);
 
 	*text = NULL;
 	if (rc <= 0)
 		return rc;
-	if (strlen(t) > rdzv_order_text_max(st->nnodes) + RDZV_HOST_MAX + 64) {
+	rc = rdzv_rank0_plan(t, st->job_id, st->step_id, st->nnodes, plan, err, errlen);
+	if (rc <= 0)
 		free(t);
-		return rdzv_err(err, errlen, "%s is longer than a plan for %u nodes can be",
-		                RDZV_HO_PLAN, st->nnodes);
-	}
-	if (rdzv_plan_parse(t, &p, err, errlen) < 0) {
-		free(t);
-		return -1;
-	}
-	if (p.job_id != st->job_id || p.step_id != st->step_id) {
-		free(t);
-		return 0;
-	}
-	*plan = p; /* p.order points into t, kept by the caller */
-	*text = t;
-	return 1;
+	else
+		*text = t; /* plan->order points into t, kept by the caller */
+	return rc;
 }
 
 /* This node's NVLink domain from srun's map (domain.h; nvlink_domain=block):
@@ -305,51 +305,23 @@ out:
 	return rv;
 }
 
-/* This node's NVLink domain from its GPUs (nvlink_domain=nvml):
- * NVML's cluster UUID and clique, read once per node per step. GPUs that
- * answer differently refuse the step, each named; a node without NVML or
- * without a GPU in a fabric has no domain (said in --rdzv-verbose). The
- * step's other nodes are not seen here: no size or index is exported. */
+/* This node's NVLink domain from its GPUs (nvlink_domain=nvml): NVML's
+ * cluster UUID and clique, read once per node per step (fabric.h; the
+ * same read serves "require mnnvl"). The step's other nodes are not seen
+ * here: no size or index is exported. */
 static int read_nvml_domain(struct rdzv_step *st, char *err, size_t errlen)
 {
-	struct rdzv_fabric *f = calloc(1, sizeof(*f));
-	unsigned char cluster[16];
-	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN], uuid[RDZV_FABRIC_UUID_TEXT];
-	unsigned clique = 0;
-	int rc;
+	char lib[RDZV_PATH_MAX], why[RDZV_ERRLEN];
 
 	st->domain[0] = '\0';
 	lib[0] = '\0';
-	if (!f)
-		return rdzv_err(err, errlen, "out of memory");
 	if (rdzv.conf.nvml_library[0]
 	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
-	                      sizeof(why)) < 0) {
-		free(f);
+	                      sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "nvlink_domain=nvml: plugstack nvml_library: %s", why);
-	}
-	if (rdzv_fabric_read(lib, f, why, sizeof(why)) < 0) {
-		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "unknown (nvlink_domain=nvml): "
-		         "%.200s", why);
-		free(f);
-		return 0;
-	}
-	rc = rdzv_fabric_domain(f, cluster, &clique, why, sizeof(why));
-	free(f);
-	if (rc < 0)
-		return rdzv_err(err, errlen, "nvlink_domain=nvml: node %s: %s",
-		                rdzv.nodename[0] ? rdzv.nodename : "?", why);
-	if (rc == 0) {
-		snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "none (nvlink_domain=nvml): no "
-		         "GPU of this node is in an NVLink fabric");
-		return 0;
-	}
-	rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
-	snprintf(st->domain, sizeof(st->domain), "%s.%u", uuid, clique);
-	snprintf(rdzv.domain_note, sizeof(rdzv.domain_note), "%s (nvlink_domain=nvml: NVML's "
-	         "cluster UUID and clique of every GPU here); the step's other nodes are not "
-	         "seen before launch", st->domain);
-	return 0;
+	return rdzv_fabric_node_domain(&rdzv_node_fabric, lib, rdzv.nodename, st->domain,
+	                               sizeof(st->domain), rdzv.domain_note,
+	                               sizeof(rdzv.domain_note), err, errlen);
 }
 
 /* Whether this node runs global task 0 (Slurm's own answer, per task: the
@@ -406,188 +378,100 @@ static int check_user_address(spank_t sp, const struct rdzv_step *st, char *err,
 	return 0;
 }
 
-static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
+/* Steps across the components of a heterogeneous job are run by one
+ * slurmstepd per component, each with its own job id, node ids and task
+ * count (the component's), while the step's environment describes the
+ * whole step: the two disagree. Observed on 22.05; a step inside one
+ * component agrees and is handled like any other. */
+static int counts_agree(spank_t sp, const struct rdzv_step *st, char *err, size_t errlen)
 {
-	struct rdzv_step *st = &rdzv.step;
-	char dist[64], hostfile[RDZV_PATH_MAX], resv[128], gpus[1024];
-	char *hosttext = NULL;
 	uint32_t env_tasks = 0, env_nodes = 0;
-	struct rdzv_port_range eph, *ephp = NULL;
-	enum rdzv_port_source src;
-	struct rdzv_plan plan;
-	const char *src_name = "?";
-	char *plantext = NULL, local[64], why[RDZV_ERRLEN];
-	struct sockaddr_storage master_sa;
-	unsigned master_salen = 0;
-	int rv = -1, rc, from_resv = 0;
 
-	/* A step across the components of a heterogeneous job is run by one
-	 * slurmstepd per component, each with its own job id, node ids and task
-	 * count (the component's), while the step's environment describes the
-	 * whole step: the two disagree. Observed on 22.05; a step inside one
-	 * component agrees and is handled like any other. */
 	if (env_u32(sp, "SLURM_STEP_NUM_TASKS", &env_tasks) > 0
 	    && env_u32(sp, "SLURM_STEP_NUM_NODES", &env_nodes) > 0
-	    && (env_tasks != st->ntasks || env_nodes != st->nnodes)) {
+	    && (env_tasks != st->ntasks || env_nodes != st->nnodes))
 		return rdzv_err(err, errlen,
 		                "contradictory step facts: Slurm's plugin interface says %u tasks on "
 		                "%u nodes, SLURM_STEP_NUM_TASKS/NODES say %u on %u",
 		                st->ntasks, st->nnodes, env_tasks, env_nodes);
-	}
-	if (!nodelist)
-		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing");
+	return 0;
+}
+
+/* Rank 0's node and port (rank0.h), from srun's plan or the step's facts. */
+static int place_rank0(spank_t sp, const char *nodelist, const struct rdzv_plan *plan,
+                       struct rdzv_rank0 *r, char *err, size_t errlen)
+{
+	struct rdzv_step *st = &rdzv.step;
+	struct rdzv_rank0_in in;
+	char dist[64], resv[128], hostfile[RDZV_PATH_MAX];
+	char *hosttext = NULL;
+	int rc;
+
 	if (rdzv_job_getenv(sp, "SLURM_DISTRIBUTION", dist, sizeof(dist)) <= 0)
 		dist[0] = '\0';
 	if (rdzv_job_getenv(sp, "SLURM_STEP_RESV_PORTS", resv, sizeof(resv)) <= 0)
 		resv[0] = '\0';
-	/* A het step's plan, if any, reached one component only (het.h). */
-	rc = st->het ? 0 : read_plan(sp, st, &plan, &plantext, err, errlen);
+	memset(&in, 0, sizeof(in));
+	in.plan = plan;
+	in.het = st->het ? &het : NULL;
+	in.nodelist = nodelist;
+	in.dist = dist;
+	in.resv = resv;
+	in.job_id = st->job_id;
+	in.step_id = st->step_id;
+	in.nnodes = st->nnodes;
+	in.node_id = st->node_id;
+	in.option_port = rdzv.opts.port;
+	in.range = &rdzv.conf.port_range;
+	in.ephemeral_path = EPHEMERAL_PATH;
+	in.cause = no_plan_cause(0);
+	in.advice = no_plan_cause(1);
+	/* Without a plan under -m arbitrary, the hostfile names rank 0's node. */
+	if (!plan && !st->het && strncmp(dist, "arbitrary", 9) == 0
+	    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
+		hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
+	in.hosttext = hosttext;
+	rc = rdzv_rank0_place(&in, r, err, errlen);
+	free(hosttext);
 	if (rc < 0)
-		goto fail;
-	st->node_rank = st->node_id;
-	if (rc > 0 && plan.order_known) {
-		/* srun read the step's layout from slurmctld (local.c): rank 0's
-		 * node and the node order are Slurm's own, whatever the
-		 * distribution or topology order. */
-		if (!plan.host[0]) {
-			rdzv_err(err, errlen, "srun's %s has a node order but no node for rank 0",
-			         RDZV_STEP_PLAN_VAR);
-			goto fail;
-		}
-		if (rdzv_order_position(plan.order, st->nnodes, st->node_id, &st->node_rank, err,
-		                        errlen) < 0)
-			goto fail;
-		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
-		         plan.order[0] ? "the step layout, asked of slurmctld by srun (node order "
-		                         "differs from the node list)"
-		                       : "the step layout, asked of slurmctld by srun");
-	} else if (rc > 0) {
-		/* srun decided (local.c); this node checks. Under block, cyclic
-		 * and plane rank 0 runs on node 0 of the step, read here from
-		 * SLURM_STEP_NODELIST (the same on every node; srun does not see
-		 * it and leaves the host empty). An arbitrary layout is srun's. */
-		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s",
-		         strncmp(dist, "arbitrary", 9) == 0
-		             ? "srun's -m arbitrary node list; node order of SLURM_STEP_NODELIST"
-		             : "node 0 and the order of SLURM_STEP_NODELIST (srun had no layout)");
-		if (strncmp(dist, "arbitrary", 9) == 0 && !plan.host[0]) {
-			rdzv_err(err, errlen, "-m arbitrary, but srun's %s names no host for rank 0",
-			         RDZV_STEP_PLAN_VAR);
-			goto fail;
-		}
-		if (strncmp(dist, "arbitrary", 9) != 0) {
-			if (rdzv_master_host(nodelist, dist, NULL, st->master_host,
-			                     sizeof(st->master_host), err, errlen) < 0)
-				goto fail;
-			if (!plan.host[0])
-				snprintf(plan.host, sizeof(plan.host), "%s", st->master_host);
-			if (strcmp(st->master_host, plan.host) != 0) {
-				rdzv_err(err, errlen, "srun named %s as rank 0's node, but under "
-				         "distribution '%s' it is %s, node 0 of SLURM_STEP_NODELIST",
-				         plan.host, dist[0] ? dist : "block", st->master_host);
-				goto fail;
-			}
-		}
-	}
-	if (rc > 0) {
-		snprintf(st->master_host, sizeof(st->master_host), "%s", plan.host);
-		if (plan.port_from_option) {
-			st->port = plan.port;
-			src_name = "--rdzv-port";
-		} else if (resv[0]) {
-			if (rdzv_resv_ports_first(resv, &st->port, err, errlen) < 0)
-				goto fail;
-			src_name = "SLURM_STEP_RESV_PORTS";
-			from_resv = 1;
-		} else {
-			st->port = plan.port;
-			src_name = "job/step id, by srun";
-		}
-	} else if (st->het) {
-		/* Every component's nodes number the step alike from the step's
-		 * environment; each component has its own reserved ports. */
-		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "the heterogeneous step's "
-		         "components in order (%u of %u; its nodes from SLURM_NODEID %u, ranks from "
-		         "%u)", het.comp, het.ncomp, het.node_offset, het.task_offset);
-		snprintf(st->master_host, sizeof(st->master_host), "%s", het.master);
-		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
-			ephp = &eph;
-		if (rdzv_port_choose(rdzv.opts.port, "", st->job_id, st->step_id,
-		                     &rdzv.conf.port_range, ephp, &st->port, &src, err, errlen) < 0)
-			goto fail;
-		src_name = src == RDZV_PORT_FROM_DERIVED ? "the het leader's job/step id, on this node"
-		                                         : rdzv_port_source_name(src);
-	} else {
-		snprintf(rdzv.order_source, sizeof(rdzv.order_source), "node 0 and the order of "
-		         "SLURM_STEP_NODELIST (no plan from srun: %s)", no_plan_cause(0));
-		/* No plan for this step: srun ran without the plugin (a submit
-		 * host without this plugstack line, or srun --async, whose steps
-		 * run no srun-side hook). Each node decides alone,
-		 * which agrees except under -m arbitrary -w and for nodes with
-		 * different ip_local_port_range files. */
-		if (strncmp(dist, "arbitrary", 9) == 0
-		    && rdzv_job_getenv(sp, "SLURM_HOSTFILE", hostfile, sizeof(hostfile)) > 0)
-			hosttext = rdzv_read_head(hostfile, HOSTFILE_MAX); /* as the user: user_init */
-		if (rdzv_master_host(nodelist, dist, hosttext, st->master_host,
-		                     sizeof(st->master_host), why, sizeof(why)) < 0) {
-			rdzv_err(err, errlen, "%s; srun handed over no step layout: %s", why,
-			         no_plan_cause(1));
-			goto fail;
-		}
-		if (rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
-			ephp = &eph;
-		if (rdzv_port_choose(rdzv.opts.port, resv, st->job_id, st->step_id,
-		                     &rdzv.conf.port_range, ephp, &st->port, &src, err, errlen) < 0)
-			goto fail;
-		src_name = src == RDZV_PORT_FROM_DERIVED ? "job/step id, on this node"
-		                                         : rdzv_port_source_name(src);
-		from_resv = src == RDZV_PORT_FROM_RESV;
-	}
-	snprintf(rdzv.port_source, sizeof(rdzv.port_source), "%s", src_name);
+		return -1;
+	snprintf(st->master_host, sizeof(st->master_host), "%s", r->host);
+	st->node_rank = r->node_rank;
+	st->port = r->port;
+	snprintf(rdzv.order_source, sizeof(rdzv.order_source), "%s", r->order_source);
+	return 0;
+}
+
+/* This node's NVLink domain, by the site's nvlink_domain= rule. */
+static int node_domain(spank_t sp, struct rdzv_step *st, const struct rdzv_plan *plan, char *err,
+                       size_t errlen)
+{
 	st->nvlink_domain = (int)rdzv.conf.nvlink_domain;
 	rdzv.domain_note[0] = '\0';
-	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK
-	    && read_domains(sp, st, rc > 0 && plan.order_known ? plan.order : "", err, errlen) < 0)
-		goto fail;
+	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK)
+		return read_domains(sp, st, plan && plan->order_known ? plan->order : "", err,
+		                    errlen);
 	if (rdzv.conf.nvlink_domain == RDZV_NVLINK_NVML
 	    && (read_nvml_domain(st, err, errlen) < 0
 	        || rdzv_domains_node_ask(sp, st, rdzv.nodename[0] ? rdzv.nodename : "?", err,
 	                                 errlen) < 0))
-		goto fail;
-	/* The node that runs task 0 knows it: if the step's rank 0 was placed
-	 * elsewhere (a node order guessed from the node list, where Slurm 26.05
-	 * lays tasks in topology order), every rank would wait at a node where
-	 * nothing listens. Refuse the step instead, saying why. */
-	if (runs_task0(sp, st) && strcmp(st->master_host, rdzv.nodename) != 0) {
-		rdzv_err(err, errlen, "task 0 runs on this node (%s), but rank 0's node was taken "
-		         "to be %s (from %s): Slurm laid the step's tasks in another order than "
-		         "its node list (26.05's topology order)%s%s",
-		         rdzv.nodename[0] ? rdzv.nodename : "?", st->master_host, rdzv.order_source,
-		         st->het ? ": a heterogeneous step is numbered from its node lists, which "
-		                   "cannot show it; lay its first component without a topology "
-		                   "order (e.g. -m block with one switch)"
-		         : rc > 0 ? ", and srun could not read the step's layout from slurmctld "
-		                    "(srun -v says why)"
-		                  : ", and without srun's plan the nodes cannot know it; ",
-		         st->het || rc > 0 ? "" : no_plan_cause(1));
-		goto fail;
-	}
-	/* A reserved port inside the node's ephemeral range may be held by any
-	 * program's outgoing connection, and rank 0 then cannot bind it: say so
-	 * where the port is reported (--rdzv-verbose), naming the range. Only
-	 * when asked, and reading the range once: the step's launch pays nothing. */
-	if (from_resv && rdzv.verbose && !ephp
-	    && rdzv_ephemeral_range_read("/proc/sys/net/ipv4/ip_local_port_range", &eph) == 0)
-		ephp = &eph;
-	if (from_resv && rdzv.verbose && ephp && st->port >= ephp->lo && st->port <= ephp->hi)
-		snprintf(rdzv.port_source, sizeof(rdzv.port_source),
-		         "%s, inside this node's ephemeral range %u-%u", src_name, ephp->lo, ephp->hi);
+		return -1;
+	return 0;
+}
+
+/* rank 0's address, and the interface through which this node reaches
+ * rank 0's node: one routing look-up per node per step (netif.h). Not
+ * finding one only leaves GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME to the
+ * frameworks. */
+static int master_route(struct rdzv_step *st, char *err, size_t errlen)
+{
+	struct sockaddr_storage master_sa;
+	unsigned master_salen = 0;
+	char local[64], why[RDZV_ERRLEN];
+
 	if (rdzv_master_addr_sa(st->master_host, rdzv.conf.addr_form, st->master_addr,
 	                        sizeof(st->master_addr), &master_sa, &master_salen, err, errlen) < 0)
-		goto fail;
-	/* The interface through which this node reaches rank 0's node: one
-	 * routing look-up per node per step (netif.h). Not finding one only
-	 * leaves GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME to the frameworks. */
+		return -1;
 	st->ifname[0] = '\0';
 	if (!master_salen)
 		snprintf(rdzv.if_note, sizeof(rdzv.if_note), "no address to route to");
@@ -599,8 +483,14 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 	} else
 		snprintf(rdzv.if_note, sizeof(rdzv.if_note), "%s (this node's %s), the kernel's "
 		         "route to %s", st->ifname, local, st->master_addr);
-	if (check_user_address(sp, st, err, errlen) < 0)
-		goto fail;
+	return 0;
+}
+
+/* The node's resources the modes read: GPUs, CPUs per task, the command. */
+static int step_resources(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
+{
+	char gpus[1024];
+
 	st->gpus_on_node = -1;
 	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, sizeof(gpus)) > 0
 	    || rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", gpus, sizeof(gpus)) > 0
@@ -608,14 +498,44 @@ static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errl
 		st->gpus_on_node = count_list(gpus);
 	if (spank_get_item(sp, S_STEP_CPUS_PER_TASK, &st->cpus_per_task) != ESPANK_SUCCESS)
 		st->cpus_per_task = 0;
-	if (copy_argv(sp, st) < 0) {
-		rdzv_err(err, errlen, "out of memory copying the command line");
+	if (copy_argv(sp, st) < 0)
+		return rdzv_err(err, errlen, "out of memory copying the command line");
+	return 0;
+}
+
+/* The node's share of the step, once per node: in order, rank 0's node and
+ * port, the NVLink domain, the check that task 0 is where rank 0 was
+ * placed, rank 0's address and the route to it, the user's own exports,
+ * the node's resources. */
+static int compute_step(spank_t sp, const char *nodelist, char *err, size_t errlen)
+{
+	struct rdzv_step *st = &rdzv.step;
+	struct rdzv_plan plan;
+	struct rdzv_rank0 r;
+	char *plantext = NULL;
+	int rv = -1, rc;
+
+	if (counts_agree(sp, st, err, errlen) < 0)
+		return -1;
+	if (!nodelist)
+		return rdzv_err(err, errlen, "SLURM_STEP_NODELIST is missing");
+	/* A het step's plan, if any, reached one component only (het.h). */
+	rc = st->het ? 0 : read_plan(sp, st, &plan, &plantext, err, errlen);
+	if (rc < 0 || place_rank0(sp, nodelist, rc > 0 ? &plan : NULL, &r, err, errlen) < 0)
 		goto fail;
-	}
+	if (node_domain(sp, st, rc > 0 ? &plan : NULL, err, errlen) < 0)
+		goto fail;
+	if (rdzv_rank0_check_task0(runs_task0(sp, st), rdzv.nodename, &r, st->het, rc > 0,
+	                           no_plan_cause(1), err, errlen) < 0)
+		goto fail;
+	rdzv_rank0_port_note(&r, rdzv.verbose, EPHEMERAL_PATH, rdzv.port_source,
+	                     sizeof(rdzv.port_source));
+	if (master_route(st, err, errlen) < 0 || check_user_address(sp, st, err, errlen) < 0
+	    || step_resources(sp, st, err, errlen) < 0)
+		goto fail;
 	rv = 0;
 fail:
 	free(plantext);
-	free(hosttext);
 	return rv;
 }
 
@@ -903,4 +823,5 @@ void rdzv_remote_exit(void)
 	rdzv_container_exit();
 	rdzv_bind_exit();
 	rdzv_profile_exit();
+	rdzv_fabric_once_free(&rdzv_node_fabric);
 }

@@ -26,9 +26,8 @@ static const char *user_library(const char *var)
 void pf_fabric_collect(struct pf_report *r)
 {
 	struct rdzv_fabric *f = calloc(1, sizeof(*f));
-	unsigned char cluster[16];
-	char uuid[RDZV_FABRIC_UUID_TEXT], why[PF_TEXT];
-	unsigned clique, i;
+	char why[PF_TEXT];
+	unsigned i;
 	int d;
 
 	r->fabric_read = 1;
@@ -44,15 +43,12 @@ void pf_fabric_collect(struct pf_report *r)
 	}
 	for (i = 0; i < f->n && r->nfabric < PF_MAX_FABRIC; i++)
 		rdzv_fabric_gpu_line(&f->gpu[i], r->fabric[r->nfabric++], PF_TEXT);
-	d = rdzv_fabric_domain(f, cluster, &clique, why, sizeof(why));
-	if (d > 0) {
-		rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
-		snprintf(r->fabric_domain, sizeof(r->fabric_domain), "%s/%u", uuid, clique);
-	} else if (d == 0) {
+	d = rdzv_fabric_domain_name(f, r->fabric_domain, sizeof(r->fabric_domain), why,
+	                            sizeof(why));
+	if (d == 0)
 		snprintf(r->fabric_domain, sizeof(r->fabric_domain), "none");
-	} else {
+	else if (d < 0)
 		snprintf(r->fabric_domain, sizeof(r->fabric_domain), "mixed: %s", why);
-	}
 	r->fabric_ok = rdzv_fabric_mnnvl_ready(f, r->fabric_why, sizeof(r->fabric_why)) == 0;
 	free(f);
 }

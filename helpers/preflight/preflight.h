@@ -91,7 +91,7 @@ struct pf_report {
 	char net[PF_MAX_PROBLEMS][PF_TEXT]; /* a failure when NCCL runs, else a warning */
 	int fabric_read;             /* local rank 0 on the GPU path read the node's fabric */
 	int fabric_ok;               /* ready for multi-node NVLink (fabric.h's verdict) */
-	char fabric_domain[PF_TEXT]; /* "CLUSTER/clique", "none", "mixed: ...", "no NVML: ..." */
+	char fabric_domain[PF_TEXT]; /* "CLUSTER.clique", "none", "mixed: ...", "no NVML: ..." */
 	char fabric_why[PF_TEXT];    /* why not ready */
 	size_t nfabric;
 	char fabric[PF_MAX_FABRIC][PF_TEXT]; /* one line per GPU */

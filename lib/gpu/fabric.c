@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int nvml_ret;                 /* nvmlReturn_t */
@@ -493,5 +494,81 @@ int rdzv_fabric_mnnvl_ready(const struct rdzv_fabric *f, char *err, size_t errle
 		return -1;
 	if (rdzv_fabric_domain(f, cluster, &clique, why, sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "%s", why);
+	return 0;
+}
+
+int rdzv_fabric_domain_name(const struct rdzv_fabric *f, char *buf, size_t len, char *err,
+                            size_t errlen)
+{
+	unsigned char cluster[16];
+	char uuid[RDZV_FABRIC_UUID_TEXT];
+	unsigned clique = 0;
+	int rc = rdzv_fabric_domain(f, cluster, &clique, err, errlen);
+
+	if (len)
+		buf[0] = '\0';
+	if (rc == 1) {
+		rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
+		snprintf(buf, len, "%s.%u", uuid, clique);
+	}
+	return rc;
+}
+
+const struct rdzv_fabric *rdzv_fabric_read_once(struct rdzv_fabric_once *o, const char *library,
+                                                char *err, size_t errlen)
+{
+	if (!library)
+		library = "";
+	if (o->done && strcmp(o->library, library) != 0)
+		rdzv_fabric_once_free(o); /* another library: its own read */
+	if (!o->done) {
+		o->done = 1;
+		snprintf(o->library, sizeof(o->library), "%s", library);
+		o->why[0] = '\0';
+		if (!(o->f = calloc(1, sizeof(*o->f))))
+			snprintf(o->why, sizeof(o->why), "out of memory");
+		else if (rdzv_fabric_read(library, o->f, o->why, sizeof(o->why)) < 0) {
+			free(o->f);
+			o->f = NULL;
+		}
+	}
+	if (!o->f)
+		rdzv_err(err, errlen, "%s", o->why);
+	return o->f;
+}
+
+void rdzv_fabric_once_free(struct rdzv_fabric_once *o)
+{
+	free(o->f);
+	memset(o, 0, sizeof(*o));
+}
+
+int rdzv_fabric_node_domain(struct rdzv_fabric_once *o, const char *library, const char *node,
+                            char *domain, size_t dlen, char *note, size_t nlen, char *err,
+                            size_t errlen)
+{
+	const struct rdzv_fabric *f;
+	char why[512];
+	int rc;
+
+	if (dlen)
+		domain[0] = '\0';
+	if (nlen)
+		note[0] = '\0';
+	if (!(f = rdzv_fabric_read_once(o, library, why, sizeof(why)))) {
+		snprintf(note, nlen, "unknown (nvlink_domain=nvml): %.200s", why);
+		return 0;
+	}
+	rc = rdzv_fabric_domain_name(f, domain, dlen, why, sizeof(why));
+	if (rc < 0)
+		return rdzv_err(err, errlen, "nvlink_domain=nvml: node %s: %s",
+		                node && node[0] ? node : "?", why);
+	if (rc == 0) {
+		snprintf(note, nlen, "none (nvlink_domain=nvml): no GPU of this node is in an "
+		         "NVLink fabric");
+		return 0;
+	}
+	snprintf(note, nlen, "%s (nvlink_domain=nvml: NVML's cluster UUID and clique of every GPU "
+	         "here); the step's other nodes are not seen before launch", domain);
 	return 0;
 }

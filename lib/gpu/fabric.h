@@ -123,4 +123,42 @@ int rdzv_fabric_domain(const struct rdzv_fabric *f, unsigned char cluster[16],
  * separated by "; ". */
 int rdzv_fabric_mnnvl_ready(const struct rdzv_fabric *f, char *err, size_t errlen);
 
+/* The node's NVLink domain as one name, "CLUSTER-UUID.CLIQUE": the one
+ * form wherever a node's domain is written (the tasks' variable, the node's
+ * report to srun, messages, rdzv-preflight). '.' because the name travels
+ * where only letters, digits, '.', '_' and '-' are taken (domain.h).
+ * Returns rdzv_fabric_domain's answer: 1 with the name in buf (at least
+ * RDZV_FABRIC_DOMAIN_TEXT bytes), 0 no GPU in a fabric (buf ""), -1 the
+ * GPUs disagree (err names them). */
+#define RDZV_FABRIC_DOMAIN_TEXT (RDZV_FABRIC_UUID_TEXT + 12)
+int rdzv_fabric_domain_name(const struct rdzv_fabric *f, char *buf, size_t len, char *err,
+                            size_t errlen);
+
+/* NVML read at most once per node and step: the first call reads (some
+ * 20 KiB, kept off the caller's stack), later calls with the same library
+ * answer from what was read, failure included. A node's domain
+ * (nvlink_domain=nvml) and its MNNVL readiness ("require mnnvl") are then
+ * one read, not two. Zero-initialise; rdzv_fabric_once_free at the end. */
+struct rdzv_fabric_once {
+	int done;                  /* read attempted */
+	char library[1024];        /* the library it was read from ("" the soname) */
+	char why[512];             /* rdzv_fabric_read's reason, when it failed */
+	struct rdzv_fabric *f;     /* NULL when the read failed */
+};
+
+/* The node's fabric, or NULL with rdzv_fabric_read's reason in err. */
+const struct rdzv_fabric *rdzv_fabric_read_once(struct rdzv_fabric_once *o, const char *library,
+                                                char *err, size_t errlen);
+void rdzv_fabric_once_free(struct rdzv_fabric_once *o);
+
+/* This node's NVLink domain under nvlink_domain=nvml, from NVML read once
+ * (o, library as rdzv_fabric_read): domain gets the name (or "" when the
+ * node has none), note what --rdzv-verbose says about it. A node without
+ * NVML or without a GPU in a fabric has no domain: 0 with the note. GPUs
+ * that answer differently refuse the step: -1, err naming each one and
+ * node (for the message). */
+int rdzv_fabric_node_domain(struct rdzv_fabric_once *o, const char *library, const char *node,
+                            char *domain, size_t dlen, char *note, size_t nlen, char *err,
+                            size_t errlen);
+
 #endif

@@ -131,34 +131,35 @@ fail:
 	return rv;
 }
 
-int rdzv_mnnvl_check(const char *root, const char *library, struct rdzv_mnnvl_result *res,
-                     char *err, size_t errlen)
+int rdzv_mnnvl_check_once(const char *root, struct rdzv_fabric_once *o, const char *library,
+                          struct rdzv_mnnvl_result *res, char *err, size_t errlen)
 {
-	struct rdzv_fabric *f = NULL;
-	unsigned char cluster[16];
-	unsigned clique, i;
-	char uuid[RDZV_FABRIC_UUID_TEXT];
-	int rv = -1, n;
+	const struct rdzv_fabric *f;
+	unsigned i;
+	int n;
 
 	memset(res, 0, sizeof(*res));
 	if ((n = rdzv_imex_channels(root, res->channels, sizeof(res->channels), err, errlen)) < 0)
 		return -1;
 	res->nchannels = n;
-	/* Some 20 KiB: off the stack of slurmstepd's hook. */
-	if (!(f = calloc(1, sizeof(*f))))
-		return rdzv_err(err, errlen, "out of memory");
-	if (rdzv_fabric_read(library, f, err, errlen) < 0)
-		goto fail;
+	if (!(f = rdzv_fabric_read_once(o, library, err, errlen)))
+		return -1;
 	if (rdzv_fabric_mnnvl_ready(f, err, errlen) < 0)
-		goto fail;
+		return -1;
 	for (i = 0; i < f->n; i++)
 		res->ngpus += !f->gpu[i].skipped;
-	if (rdzv_fabric_domain(f, cluster, &clique, err, errlen) == 1) {
-		rdzv_fabric_uuid_text(cluster, uuid, sizeof(uuid));
-		snprintf(res->domain, sizeof(res->domain), "%s/%u", uuid, clique);
-	}
-	rv = 0;
-fail:
-	free(f);
+	(void)rdzv_fabric_domain_name(f, res->domain, sizeof(res->domain), err, errlen);
+	return 0;
+}
+
+int rdzv_mnnvl_check(const char *root, const char *library, struct rdzv_mnnvl_result *res,
+                     char *err, size_t errlen)
+{
+	struct rdzv_fabric_once o;
+	int rv;
+
+	memset(&o, 0, sizeof(o));
+	rv = rdzv_mnnvl_check_once(root, &o, library, res, err, errlen);
+	rdzv_fabric_once_free(&o);
 	return rv;
 }

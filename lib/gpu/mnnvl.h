@@ -34,7 +34,7 @@ struct rdzv_mnnvl_result {
 	char channels[256];  /* NVIDIA_IMEX_CHANNELS value */
 	int nchannels;
 	unsigned ngpus;      /* GPUs checked */
-	char domain[64];     /* "CLUSTER-UUID/clique" */
+	char domain[64];     /* "CLUSTER-UUID.clique" (rdzv_fabric_domain_name) */
 };
 
 /* The node's whole check: IMEX channel first (no NVML needed to fail it),
@@ -42,5 +42,11 @@ struct rdzv_mnnvl_result {
  * res filled, or -1 with the reason in err. */
 int rdzv_mnnvl_check(const char *root, const char *library, struct rdzv_mnnvl_result *res,
                      char *err, size_t errlen);
+
+/* The same check with NVML read through o (fabric.h): at most once per
+ * node, whoever asks first. */
+struct rdzv_fabric_once;
+int rdzv_mnnvl_check_once(const char *root, struct rdzv_fabric_once *o, const char *library,
+                          struct rdzv_mnnvl_result *res, char *err, size_t errlen);
 
 #endif

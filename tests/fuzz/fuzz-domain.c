@@ -16,6 +16,7 @@
 #include "config.h"
 #include "fuzz.h"
 #include "domain.h"
+#include "domain_verdict.h"
 #include "layout.h"
 
 #include <stdlib.h>
@@ -63,6 +64,42 @@ static void round_trip(const struct rdzv_domains *d, uint32_t job, uint32_t step
 	FUZZ_ASSERT(rdzv_domains_format(job, step, d, text, strlen(text)) < 0);
 	rdzv_domains_free(&again);
 	free(text);
+}
+
+/* Every line a node's report of its domain under nvlink_domain=nvml (""
+ * for no fabric): srun's domains from them hold every node once, in one
+ * domain each, the domains' nodes adding up to the step's. */
+static void reports(const struct fuzz_pieces *p)
+{
+	uint32_t n = p->n > 256 ? 256 : (uint32_t)p->n, i, sum = 0;
+	char (*names)[RDZV_DOMAIN_NAME_MAX];
+	char **node_names;
+	struct rdzv_domains d;
+	char err[256];
+
+	if (n == 0)
+		return;
+	names = calloc(n, sizeof(*names));
+	node_names = calloc(n, sizeof(char *));
+	FUZZ_ASSERT(names && node_names);
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s", p->v[i]);
+		node_names[i] = p->v[(i + 1) % n];
+	}
+	if (rdzv_domains_from_reports(n, (const char(*)[RDZV_DOMAIN_NAME_MAX])names, node_names, &d,
+	                              err, sizeof(err)) == 0) {
+		FUZZ_ASSERT(d.nnodes == n && d.ndomains >= 1 && d.ndomains <= n);
+		for (i = 0; i < n; i++)
+			FUZZ_ASSERT(d.node_domain[i] < d.ndomains);
+		for (i = 0; i < d.ndomains; i++) {
+			FUZZ_ASSERT(d.domain_nodes[i] >= 1);
+			sum += d.domain_nodes[i];
+		}
+		FUZZ_ASSERT(sum == n);
+		rdzv_domains_free(&d);
+	}
+	free(names);
+	free(node_names);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -156,6 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(text);
 	}
+	reports(&p);
 	fuzz_pieces_free(&p);
 	return 0;
 }

@@ -12,12 +12,16 @@
  * command-line scan returns a value that fits its buffer and never reads
  * past argc; the first line read as an exported JAX_COORDINATOR_ADDRESS
  * (rdzv_hostport_split) gives a non-empty host that fits and a port in
- * range. */
+ * range. The plan read as a node reads it for its step (rdzv_rank0_plan)
+ * agrees with the parser, and a node placing rank 0 from it (the second
+ * line its node list, the third its distribution) gets a host that fits
+ * and a place inside the step, or a reason. */
 #include "config.h"
 #include "fuzz.h"
 #include "master.h"
 #include "nodeorder.h"
 #include "port.h"
+#include "rank0.h"
 
 /* The nodes an order names, summed over its ranges (0: not "a" / "a-b"
  * ranges, or more than 4096 nodes: skipped). */
@@ -85,6 +89,45 @@ static void order_round_trip(const char *order)
 	free(tasks);
 }
 
+/* The plan as a node of its step reads and uses it (rank0.h). */
+static void rank0_from(const char *text, const struct rdzv_plan *plan, const char *nodelist,
+                       const char *dist)
+{
+	static const struct rdzv_port_range range = { 29500, 29999 };
+	uint32_t nnodes = plan->order_known && plan->order ? order_nodes(plan->order) : 4;
+	struct rdzv_rank0_in in;
+	struct rdzv_rank0 r;
+	struct rdzv_plan q;
+	char err[256];
+	int rc;
+
+	if (nnodes == 0)
+		nnodes = 1;
+	rc = rdzv_rank0_plan(text, plan->job_id, plan->step_id, nnodes, &q, err, sizeof(err));
+	FUZZ_ASSERT(rc == 1 || rc == -1);
+	FUZZ_ASSERT(rdzv_rank0_plan(text, plan->job_id + 1, plan->step_id, nnodes, &q, err,
+	                            sizeof(err)) <= 0);
+	if (rc != 1)
+		return;
+	memset(&in, 0, sizeof(in));
+	in.plan = &q;
+	in.nodelist = nodelist;
+	in.dist = dist;
+	in.resv = "";
+	in.job_id = q.job_id;
+	in.step_id = q.step_id;
+	in.nnodes = nnodes;
+	in.node_id = nnodes - 1;
+	in.range = &range;
+	in.cause = in.advice = "-";
+	if (rdzv_rank0_place(&in, &r, err, sizeof(err)) == 0) {
+		FUZZ_ASSERT(strlen(r.host) < sizeof(r.host) && r.node_rank < nnodes);
+		FUZZ_ASSERT(r.port >= RDZV_PORT_MIN && r.port_source);
+	} else {
+		FUZZ_ASSERT(err[0] != '\0');
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_pieces p;
@@ -120,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(text);
 		if (plan.order_known && plan.order)
 			order_round_trip(plan.order);
+		rank0_from(p.v[0], &plan, p.n > 1 ? p.v[1] : "n[1-4]", p.n > 2 ? p.v[2] : "");
 	}
 	{
 		char host[64];

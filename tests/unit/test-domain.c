@@ -6,6 +6,7 @@
 #include "config.h"
 #include "tap.h"
 #include "domain.h"
+#include "domain_verdict.h"
 #include "hostlist.h"
 #include "megatron.h"
 
@@ -432,6 +433,52 @@ static void test_large_scattered(void)
 	free(text);
 }
 
+/* nvlink_domain=nvml: srun's verdict from what the nodes told it. Nodes
+ * naming one clique share a domain; a node without a fabric is its own,
+ * named after it; the groups are then checked as under block. */
+static void test_verdict(void)
+{
+	static char n1[] = "n1", n2[] = "n2", n3[] = "n3", n4[] = "n4";
+	char *names[4] = { n1, n2, n3, n4 };
+	char told[4][RDZV_DOMAIN_NAME_MAX] = { "U.7", "U.9", "U.7", "U.9" };
+	static const uint32_t topo_order[4] = { 0, 2, 1, 3 }; /* n1 n3 n2 n4 */
+	static const uint32_t list_order[4] = { 0, 1, 2, 3 };
+	static const char *tp4[] = { "train.py", "--tensor-model-parallel-size", "4" };
+	struct rdzv_megatron_layout l;
+	struct rdzv_domains d;
+	uint32_t rank_node[8];
+	char err[1024];
+
+	ok(rdzv_domains_from_reports(4, (const char(*)[RDZV_DOMAIN_NAME_MAX])told, names, &d, err,
+	                             sizeof(err)) == 0
+	   && d.ndomains == 2 && d.node_domain[0] == d.node_domain[2]
+	   && d.node_domain[1] == d.node_domain[3] && d.node_domain[0] != d.node_domain[1]
+	   && d.domain_nodes[0] == 2 && d.domain_nodes[1] == 2,
+	   "reports: n1, n3 in U.7; n2, n4 in U.9");
+	is_str(d.names[0], "U.7", "domains in name order");
+	rdzv_domains_free(&d);
+	told[3][0] = '\0';
+	ok(rdzv_domains_from_reports(4, (const char(*)[RDZV_DOMAIN_NAME_MAX])told, names, &d, err,
+	                             sizeof(err)) == 0 && d.ndomains == 3,
+	   "a node without a fabric is a domain of its own");
+	is_str(d.names[d.node_domain[3]], "n4(node)", "named after the node");
+	rdzv_domains_free(&d);
+	snprintf(told[3], sizeof(told[3]), "U.9");
+
+	lay(rank_node, topo_order, 4, 2);
+	ok(megatron(tp4, 3, &l) == 0
+	   && rdzv_domains_verdict(&l, 4, 8, (const char(*)[RDZV_DOMAIN_NAME_MAX])told, rank_node,
+	                           names, err, sizeof(err)) == 1,
+	   "TP=4 in clique order: OK (%s)", err);
+	lay(rank_node, list_order, 4, 2);
+	ok(rdzv_domains_verdict(&l, 4, 8, (const char(*)[RDZV_DOMAIN_NAME_MAX])told, rank_node,
+	                        names, err, sizeof(err)) == 0
+	   && strstr(err, "ranks 0-3 would span NVLink domains U.7 (ranks 0-1 on n1) and U.9 "
+	                  "(ranks 2-3 on n2)")
+	   && strstr(err, "nvlink_domain=nvml: each node's GPU fabric clique"),
+	   "TP=4 across cliques: REFUSE, naming ranks, nodes, cliques and the source: %s", err);
+}
+
 int main(void)
 {
 	test_kinds();
@@ -440,6 +487,7 @@ int main(void)
 	test_place();
 	test_place_tpn();
 	test_groups();
+	test_verdict();
 	test_large_from_blocks();
 	test_large_scattered();
 	return done_testing();

@@ -9,6 +9,7 @@
 #include "fs-fixtures.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define UUID_A "3f2a0c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
@@ -277,6 +278,64 @@ static void test_domain(void)
 	   && strstr(err, "NVML lists 1 GPUs, none accessible"), "no accessible GPU: said (%s)", err);
 }
 
+/* The node's domain under nvlink_domain=nvml: one name form, NVML read
+ * once per node (a later read answers what the first one saw), and the
+ * notes --rdzv-verbose prints. */
+static void test_node_domain(void)
+{
+	struct rdzv_fabric_once o;
+	struct rdzv_fabric f;
+	char err[1024], dom[RDZV_FABRIC_DOMAIN_TEXT], note[1024];
+
+	ok(read_with(lib, "gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n",
+	             &f, err, sizeof(err)) == 0
+	   && rdzv_fabric_domain_name(&f, dom, sizeof(dom), err, sizeof(err)) == 1,
+	   "one GPU in a fabric: a domain name");
+	is_str(dom, UUID_A ".7", "the one form: CLUSTER-UUID.CLIQUE");
+
+	memset(&o, 0, sizeof(o));
+	write_data("gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n");
+	ok(rdzv_fabric_node_domain(&o, lib, "n1", dom, sizeof(dom), note, sizeof(note), err,
+	                           sizeof(err)) == 0, "node domain read");
+	is_str(dom, UUID_A ".7", "node domain in the one form");
+	is_str(note, UUID_A ".7 (nvlink_domain=nvml: NVML's cluster UUID and clique of every GPU "
+	       "here); the step's other nodes are not seen before launch", "its note");
+	/* NVML now answers otherwise: the node's read is not repeated. */
+	write_data("gpu GPU-1 00000000:1B:00.0 3 " UUID_B " 9 completed 0 0x1aa 1\n");
+	ok(rdzv_fabric_node_domain(&o, lib, "n1", dom, sizeof(dom), note, sizeof(note), err,
+	                           sizeof(err)) == 0 && strcmp(dom, UUID_A ".7") == 0,
+	   "NVML read once per node: the second ask answers the first read (%s)", dom);
+	ok(rdzv_fabric_read_once(&o, lib, err, sizeof(err)) == o.f && o.f,
+	   "the MNNVL check gets the same read");
+	rdzv_fabric_once_free(&o);
+	ok(rdzv_fabric_node_domain(&o, lib, "n1", dom, sizeof(dom), note, sizeof(note), err,
+	                           sizeof(err)) == 0 && strcmp(dom, UUID_B ".9") == 0,
+	   "a new step reads again");
+	rdzv_fabric_once_free(&o);
+
+	write_data("gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n"
+	           "gpu GPU-2 00000000:2B:00.0 3 " UUID_A " 9 completed 0 0x1aa 1\n");
+	ok(rdzv_fabric_node_domain(&o, lib, "n2", dom, sizeof(dom), note, sizeof(note), err,
+	                           sizeof(err)) < 0 && dom[0] == '\0'
+	   && strncmp(err, "nvlink_domain=nvml: node n2: the GPUs of this node are not in one "
+	                   "NVLink domain:", 80) == 0,
+	   "two cliques on one node refuse, naming the node: %s", err);
+	rdzv_fabric_once_free(&o);
+	write_data("gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 not-supported 0 0x1aa 1\n");
+	ok(rdzv_fabric_node_domain(&o, lib, "n3", dom, sizeof(dom), note, sizeof(note), err,
+	                           sizeof(err)) == 0 && dom[0] == '\0', "no fabric: no domain");
+	is_str(note, "none (nvlink_domain=nvml): no GPU of this node is in an NVLink fabric",
+	       "said in the note");
+	rdzv_fabric_once_free(&o);
+	ok(rdzv_fabric_node_domain(&o, "/nonexistent/libnvidia-ml.so.1", "n3", dom, sizeof(dom),
+	                           note, sizeof(note), err, sizeof(err)) == 0 && dom[0] == '\0'
+	   && strncmp(note, "unknown (nvlink_domain=nvml): ", 30) == 0,
+	   "no NVML: unknown, said in the note (%s)", note);
+	ok(rdzv_fabric_read_once(&o, "/nonexistent/libnvidia-ml.so.1", err, sizeof(err)) == NULL
+	   && strstr(note, err), "the failed read is kept, with its reason");
+	rdzv_fabric_once_free(&o);
+}
+
 int main(void)
 {
 	double_path(lib, sizeof(lib), "RDZV_NVML_DOUBLE_DIR", "tests/nvml-double/.libs",
@@ -293,6 +352,7 @@ int main(void)
 	test_states();
 	test_health();
 	test_domain();
+	test_node_domain();
 	unlink(data);
 	rmdir(dir);
 	return done_testing();

@@ -101,7 +101,7 @@ static void test_check(void)
 	}
 	ok(rdzv_mnnvl_check(root, lib, &res, err, sizeof(err)) == 0, "healthy node: ready %s", err);
 	is_str(res.channels, "0", "NVIDIA_IMEX_CHANNELS is the channel found");
-	is_str(res.domain, UUID_A "/7", "the node's domain is reported");
+	is_str(res.domain, UUID_A ".7", "the node's domain is reported, in the one form of a node's domain");
 	is_int(res.ngpus, 2, "both GPUs checked");
 
 	write_file(data, "gpu GPU-1 00000000:1B:00.0 3 " UUID_A " 7 completed 0 0x1aa 1\n"

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "modes.h"
 #include "tap.h"
+#include "failure.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -242,6 +243,22 @@ static void test_torch(void)
 		   && strcmp(value(set, "MASTER_PORT"), "1234") == 0,
 		   "an admin's ENFORCE entry survives the torch fill");
 		rdzv_envset_destroy(set);
+	}
+	/* A requeued job: the node reads SLURM_RESTART_COUNT with the step's
+	 * other facts (rdzv_restart_count), before any fill, and every task
+	 * gets it. */
+	{
+		struct rdzv_envset *set = rdzv_envset_create();
+		struct rdzv_task t = task(0, 0);
+
+		if (!set)
+			skip_all("out of memory");
+		s.restart_count = rdzv_restart_count("3");
+		ok(rdzv_fill_torch(&s, &t, set, err, sizeof(err)) == 0
+		   && strcmp(value(set, "TORCHELASTIC_RESTART_COUNT"), "3") == 0,
+		   "SLURM_RESTART_COUNT=3: TORCHELASTIC_RESTART_COUNT=3");
+		rdzv_envset_destroy(set);
+		s.restart_count = 0;
 	}
 }
 

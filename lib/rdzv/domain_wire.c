@@ -1,0 +1,143 @@
+/* domain_wire.c: RDZV_DOMAIN_ASK and its datagrams, the nodes' reports
+ * and srun's verdict under nvlink_domain=nvml (domain.h). */
+#include "config.h"
+#include "domain.h"
+#include "domain_util.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- nvlink_domain=nvml: the nodes' reports and srun's verdict ---- */
+
+int rdzv_domain_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
+                               char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%u.%u:%u:%016llx", job, step, port, (unsigned long long)nonce);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static int read_hex64(const char **p, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+	int i;
+
+	for (i = 0; i < 16; i++, q++) {
+		char c = *q;
+
+		x <<= 4;
+		if (c >= '0' && c <= '9')
+			x |= (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x |= (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	*v = x;
+	*p = q;
+	return 0;
+}
+
+int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
+                              uint64_t *nonce)
+{
+	const char *p = s;
+	uint32_t pt;
+
+	if (!s || rdzv_read_u32(&p, ID_MAX, job) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, ID_MAX, step) < 0 || *p++ != ':'
+	    || rdzv_read_u32(&p, ID_MAX, &pt) < 0 || pt == 0 || pt > 65535 || *p++ != ':'
+	    || read_hex64(&p, nonce) < 0 || *p)
+		return -1;
+	*port = (uint16_t)pt;
+	return 0;
+}
+
+int rdzv_domain_report_format(const struct rdzv_domain_report *r, char *buf, size_t len)
+{
+	int n;
+
+	if (r->name[0] && !rdzv_domain_name_ok(r->name, strlen(r->name)))
+		return -1;
+	n = snprintf(buf, len, "RDZVD1 DOMAIN %u.%u %016llx %u %s", r->job_id, r->step_id,
+	             (unsigned long long)r->nonce, r->node_id, r->name[0] ? r->name : "-");
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_domain_report_parse(const char *buf, size_t n, struct rdzv_domain_report *r)
+{
+	char text[RDZV_DOMAIN_DGRAM_MAX + 1];
+	const char *p = text;
+	size_t nl;
+
+	if (n == 0 || n > RDZV_DOMAIN_DGRAM_MAX || memchr(buf, '\0', n))
+		return -1;
+	memcpy(text, buf, n);
+	text[n] = '\0';
+	memset(r, 0, sizeof(*r));
+	if (strncmp(p, "RDZVD1 DOMAIN ", 14) != 0)
+		return -1;
+	p += 14;
+	if (rdzv_read_u32(&p, ID_MAX, &r->job_id) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, ID_MAX, &r->step_id) < 0
+	    || *p++ != ' ' || read_hex64(&p, &r->nonce) < 0 || *p++ != ' '
+	    || rdzv_read_u32(&p, ID_MAX, &r->node_id) < 0 || *p++ != ' ')
+		return -1;
+	nl = strlen(p);
+	if (nl == 1 && *p == '-')
+		return 0;
+	if (!rdzv_domain_name_ok(p, nl))
+		return -1;
+	memcpy(r->name, p, nl + 1);
+	return 0;
+}
+
+int rdzv_domain_verdict_format(uint32_t job, uint32_t step, uint64_t nonce, int ok,
+                               const char *msg, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "RDZVD1 %s %u.%u %016llx%s", ok ? "OK" : "REFUSE", job, step,
+	                 (unsigned long long)nonce, ok ? "" : "\n");
+	size_t used;
+
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	used = (size_t)n;
+	if (!ok && msg) /* the message, cut to the datagram's room */
+		snprintf(buf + used, len - used, "%s", msg);
+	return 0;
+}
+
+int rdzv_domain_verdict_parse(const char *buf, size_t n, uint32_t job, uint32_t step,
+                              uint64_t nonce, char *msg, size_t msglen)
+{
+	char head[96];
+	const char *nl;
+	size_t hl;
+	int ok;
+
+	if (n == 0 || n > RDZV_DOMAIN_DGRAM_MAX || memchr(buf, '\0', n))
+		return -1;
+	nl = memchr(buf, '\n', n);
+	hl = nl ? (size_t)(nl - buf) : n;
+	ok = snprintf(head, sizeof(head), "RDZVD1 OK %u.%u %016llx", job, step,
+	              (unsigned long long)nonce);
+	if (ok > 0 && hl == (size_t)ok && !nl && memcmp(buf, head, hl) == 0)
+		return 1;
+	ok = snprintf(head, sizeof(head), "RDZVD1 REFUSE %u.%u %016llx", job, step,
+	              (unsigned long long)nonce);
+	if (ok > 0 && hl == (size_t)ok && nl && memcmp(buf, head, hl) == 0) {
+		size_t ml = n - hl - 1;
+
+		if (msglen) {
+			if (ml >= msglen)
+				ml = msglen - 1;
+			memcpy(msg, nl + 1, ml);
+			msg[ml] = '\0';
+		}
+		return 0;
+	}
+	return -1;
+}
