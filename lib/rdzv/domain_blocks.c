@@ -41,8 +41,15 @@ struct block {
 
 
 /* The step's node names, hashed (FNV-1a, open addressing). */
+/* The step's node names, one after another in one buffer: a name per node
+ * would cost a heap block each (4 million of them at Slurm's largest
+ * steps), and a fuzzed list of long names ran past a gigabyte. */
+#define NAMES_BYTES_MAX (128u << 20)
+
 struct host_index {
-	char **names;     /* [n]: node id -> name */
+	char *text;       /* the names, each NUL-terminated */
+	size_t used, room;
+	size_t *at;       /* [n]: node id -> its name's offset in text */
 	uint32_t *slots;  /* [size]: node id + 1, 0 empty */
 	uint32_t *hashes; /* [size]: the hash of the slot's name (compared first) */
 	uint32_t n, cap, size; /* names used, names allocated, slots */
@@ -59,12 +66,8 @@ static uint32_t hash_name(const char *s)
 
 static void index_free(struct host_index *ix)
 {
-	uint32_t i;
-
-	if (ix->names)
-		for (i = 0; i < ix->n; i++)
-			free(ix->names[i]);
-	free(ix->names);
+	free(ix->text);
+	free(ix->at);
 	free(ix->slots);
 	free(ix->hashes);
 	memset(ix, 0, sizeof(*ix));
@@ -75,7 +78,7 @@ static uint32_t index_find(const struct host_index *ix, const char *host)
 	uint32_t h = hash_name(host), at = h & (ix->size - 1);
 
 	while (ix->slots[at]) {
-		if (ix->hashes[at] == h && strcmp(ix->names[ix->slots[at] - 1], host) == 0)
+		if (ix->hashes[at] == h && strcmp(ix->text + ix->at[ix->slots[at] - 1], host) == 0)
 			return ix->slots[at] - 1;
 		at = (at + 1) & (ix->size - 1);
 	}
@@ -92,6 +95,7 @@ static int index_add(const char *host, void *ctx)
 {
 	struct index_fill *f = ctx;
 	struct host_index *ix = f->ix;
+	size_t len = strlen(host);
 	uint32_t at, h;
 
 	if (ix->n >= ix->cap)
@@ -99,8 +103,25 @@ static int index_add(const char *host, void *ctx)
 		                "it counts");
 	if (index_find(ix, host) != UINT32_MAX)
 		return rdzv_err(f->err, f->errlen, "the step's node list names %s twice", host);
-	if (!(ix->names[ix->n] = strdup(host)))
-		return rdzv_err(f->err, f->errlen, "out of memory");
+	if (ix->used + len + 1 > ix->room) {
+		size_t room = ix->room ? ix->room * 2 : 4096;
+		char *t;
+
+		while (room < ix->used + len + 1)
+			room *= 2;
+		if (ix->used + len + 1 > NAMES_BYTES_MAX)
+			return rdzv_err(f->err, f->errlen, "the step's node names take more than %u MiB",
+			                NAMES_BYTES_MAX >> 20);
+		if (room > NAMES_BYTES_MAX)
+			room = NAMES_BYTES_MAX;
+		if (!(t = realloc(ix->text, room)))
+			return rdzv_err(f->err, f->errlen, "out of memory");
+		ix->text = t;
+		ix->room = room;
+	}
+	memcpy(ix->text + ix->used, host, len + 1);
+	ix->at[ix->n] = ix->used;
+	ix->used += len + 1;
 	h = hash_name(host);
 	at = h & (ix->size - 1);
 	while (ix->slots[at])
@@ -121,7 +142,7 @@ static int build_index(const char *list, uint32_t n, struct host_index *ix, char
 	ix->cap = n;
 	for (ix->size = 16; ix->size < 2 * n; ix->size *= 2)
 		;
-	if (!(ix->names = calloc(n, sizeof(char *))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t)))
+	if (!(ix->at = calloc(n, sizeof(size_t))) || !(ix->slots = calloc(ix->size, sizeof(uint32_t)))
 	    || !(ix->hashes = malloc(ix->size * sizeof(uint32_t))))
 		return rdzv_err(err, errlen, "out of memory");
 	rc = rdzv_hostlist_each(list, index_add, &f, why, sizeof(why));
@@ -272,7 +293,7 @@ static int owners_domains(const struct block *b, size_t nb, const struct host_in
 		if (k == UINT32_MAX) {
 			rdzv_err(err, errlen, "node %s is in no topology block: its NVLink domain is "
 			         "unknown (add it to a BlockName= line of topology.conf, or use "
-			         "nvlink_domain=node)", ix->names[i]);
+			         "nvlink_domain=node)", ix->text + ix->at[i]);
 			goto out;
 		}
 		if (used[k] == UINT32_MAX) {
@@ -304,7 +325,7 @@ int rdzv_domains_from_blocks(const char *text, const char *step_nodelist,
                              struct rdzv_domains *d, char *err, size_t errlen)
 {
 	struct block *b = NULL;
-	struct host_index ix = { NULL, NULL, NULL, 0, 0, 0 };
+	struct host_index ix = { 0 };
 	uint32_t *owner = NULL;
 	size_t nb = 0, i;
 	char why[256];
