@@ -1,5 +1,6 @@
 /* slurmctld.c: see slurmctld.h. */
 #include "config.h"
+#include "plugin.h" /* RDZV_TAG */
 #include "slurmctld.h"
 
 #include <dlfcn.h>
@@ -16,8 +17,6 @@
 
 #include "nodeorder.h"
 #include "util.h"
-
-#define RDZV_TAG "rdzv"
 
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
 /* The topology of the step's partition (25.05+: a partition's Topology= in
@@ -181,8 +180,8 @@ static int layout_ranks(const slurm_step_layout_t *sl, struct rdzv_srun_layout *
  * nodes hold the ranks: Slurm 26.05 lays tasks in topology order
  * (topology/tree, topology/block) while the node list and SLURM_NODEID stay
  * in name order, and nothing in any node's environment names task 0's node
- * (Slurm's src/srun/srun.c, _launch_one_app -> pre_launch_srun_job, creates
- * the step before local_user_init). */
+ * (srun creates the step, and slurmctld its layout, before it calls
+ * local_user_init). */
 int rdzv_slurm_step_layout(uint32_t job, uint32_t step, int with_ranks,
                            struct rdzv_srun_layout *lay, char *ranks_err, size_t ranks_errlen,
                            char *err, size_t errlen)

@@ -168,8 +168,8 @@ static void read_step(spank_t sp, struct rdzv_srun_step *s)
 
 /* The node of rank 0 under -m arbitrary: srun lays task i on the i-th host of
  * -w/--nodelist or -F/--nodefile, or, when neither is given, of the file
- * named by SLURM_HOSTFILE (src/common/slurm_opt.c, _validate_nodelist: -w
- * wins over SLURM_HOSTFILE). Only srun knows: nothing of it reaches the
+ * named by SLURM_HOSTFILE (srun's own option check: -w wins over
+ * SLURM_HOSTFILE). Only srun knows: nothing of it reaches the
  * nodes' environment (SLURM_STEP_NODELIST is sorted). Read here, as the
  * user, on the submit host. */
 static int arbitrary_first_host(const struct rdzv_srun_step *s, char *host, size_t hostlen,
@@ -317,9 +317,8 @@ static int hand_over_plan(const struct rdzv_srun_step *s, const struct rdzv_srun
 	if (!(text = rdzv_plan_text(&plan)))
 		return rdzv_err(err, errlen, "out of memory for the step plan");
 	/* srun's own environment: spank_setenv is for the remote context; srun
-	 * merges its environ into the step's after local_user_init
-	 * (src/srun/srun_job.c, pre_launch_srun_job), under every --export
-	 * for a SLURM_ name (handover.h). */
+	 * merges its environ into the step's after local_user_init, before it
+	 * launches, under every --export for a SLURM_ name (handover.h). */
 	rc = rdzv_handover_put(&rdzv_env_process, RDZV_HO_PLAN, text, err, errlen);
 	free(text);
 	return rc;
