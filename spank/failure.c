@@ -25,8 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
