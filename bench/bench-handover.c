@@ -12,7 +12,7 @@
  *         per node (SLURM_STEP_TASKS_PER_NODE) are read from it.
  * bench/gen-handover.py writes the three for GB200 and H100 clusters.
  *
- * srun: what spank/local.c does once per step under nvlink_domain=block:
+ * srun: what spank/srun.c does once per step under nvlink_domain=block:
  * the node order (layout_order), rank 0's host, the domain map and the
  * step's node names (layout_domains), the map's text (set_domains_var),
  * Megatron's groups checked by domain (TP, EP, ETP inside a node), the step
@@ -182,7 +182,7 @@ static int srun_map(struct ctx *c, const struct rdzv_domains *d, char *err, size
 	return 0;
 }
 
-/* Megatron's groups checked by domain as local.c's mode check does
+/* Megatron's groups checked by domain as srun.c's mode check does
  * (rdzv_megatron_check_domains): TP = a node's tasks, EP = half of them of
  * ETP = 2 each; groups that a random node order keeps inside a node, so
  * that every group of the step is checked. */

@@ -6,7 +6,7 @@
  *   srun, local_user_init:    the variable is taken back out of srun's
  *                             environment (srun has read it; tasks and
  *                             nested sruns must not inherit it), the guess
- *                             checked, a datagram socket opened for the
+ *                             checked, a channel (channel.h) opened for the
  *                             nodes' reports (RDZV_STEP_REPORT)
  *   slurmstepd, user_init:    the report address read, the variable removed
  *   slurmstepd, task_exit:    the node's first bad exit sent to srun
@@ -25,8 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
@@ -45,21 +43,17 @@ static struct {
 	int set_by_us;                     /* we exported SLURM_KILL_BAD_EXIT=1 */
 	const struct rdzv_mode *predicted; /* the mode srun was expected to give */
 	int stops;                         /* kill-on-bad-exit in effect, as known */
-	int sock;                          /* reports from the nodes, or -1 */
-	uint32_t job, step;
-	uint64_t nonce;
+	struct rdzv_listener reports;      /* the nodes' reports (no thread: read at exit) */
 	/* slurmstepd */
 	int armed, stops_remote;
 	atomic_int sent;
-	struct sockaddr_storage to;
-	socklen_t tolen;
-} fl = { .sock = -1 };
+	uint64_t nonce;
+	struct rdzv_channel_peer srun;
+} fl = { .reports = { .sock = -1, .stop = { -1, -1 } } };
 
-void rdzv_failure_local_init(void)
+void rdzv_failure_srun_init(int ac, char **av)
 {
 	struct rdzv_kbe_in in;
-	char *buf = NULL, **av = NULL;
-	int ac = rdzv_srun_argv(&buf, &av);
 	enum rdzv_kbe_action a;
 
 	memset(&in, 0, sizeof(in));
@@ -79,25 +73,13 @@ void rdzv_failure_local_init(void)
 	} else {
 		fl.stops = rdzv_kbe_effective(in.arg_kbe, in.kbe_env);
 	}
-	free(av);
-	free(buf);
 }
 
-/* The socket the nodes report to. Returns the port, or 0 when there is none. */
-static uint16_t open_reports(void)
+void rdzv_failure_srun_start(const struct rdzv_srun_step *s)
 {
-	uint16_t port = 0;
-
-	fl.sock = rdzv_dgram_listen(&port);
-	return fl.sock >= 0 ? port : 0;
-}
-
-void rdzv_failure_local_user_init(spank_t sp)
-{
-	const struct rdzv_mode *mode = rdzv_mode_resolve(&rdzv.opts, &rdzv.conf);
+	const struct rdzv_mode *mode = s->mode;
 	int has = mode && mode->fill, guessed = fl.predicted && fl.predicted->fill;
 	char text[96];
-	uint16_t port;
 
 	/* srun has read it (before its command line): the step's tasks get
 	 * srun's environment after this hook and must not inherit it. */
@@ -114,43 +96,44 @@ void rdzv_failure_local_user_init(spank_t sp)
 		                "to keep it running");
 	if (!has && !fl.set_by_us)
 		return;
-	if (spank_get_item(sp, S_JOB_ID, &fl.job) != ESPANK_SUCCESS
-	    || spank_get_item(sp, S_JOB_STEPID, &fl.step) != ESPANK_SUCCESS)
+	if (!s->has_ids)
 		return;
-	fl.nonce = rdzv_make_nonce();
-	port = has ? open_reports() : 0;
-	if (has && !port)
+	/* Without a mode no node reports: the address only carries the flags. */
+	if (has && rdzv_listener_open(&fl.reports, s->job, s->step) < 0) {
 		slurm_spank_log(RDZV_TAG ": warning: cannot open the socket the nodes report "
 		                "failures to: a failed rank will not be named");
+		fl.reports.addr.port = 0;
+	}
+	if (!has) {
+		fl.reports.addr.job = s->job;
+		fl.reports.addr.step = s->step;
+		fl.reports.addr.nonce = rdzv_make_nonce();
+	}
 	/* srun copied its environment, SLURM_KILL_BAD_EXIT=1 included, into
 	 * the step's before this hook: the flag tells slurmstepd to remove it. */
-	if (rdzv_report_format(fl.job, fl.step, port, fl.nonce,
+	if (rdzv_report_format(s->job, s->step, fl.reports.addr.port, fl.reports.addr.nonce,
 	                       (fl.set_by_us ? RDZV_REPORT_SET : 0) | (fl.stops ? RDZV_REPORT_STOPS : 0), text,
 	                       sizeof(text)) < 0
-	    || rdzv_handover_put(&rdzv_env_process, RDZV_HO_REPORT, text, NULL, 0) < 0) {
-		if (fl.sock >= 0)
-			close(fl.sock);
-		fl.sock = -1;
-	}
+	    || rdzv_handover_put(&rdzv_env_process, RDZV_HO_REPORT, text, NULL, 0) < 0)
+		rdzv_listener_close(&fl.reports);
 }
 
-void rdzv_failure_local_exit(void)
+void rdzv_failure_srun_stop(const char *verdict, int timed_out)
 {
 	char buf[RDZV_FAILURE_DGRAM_MAX], line[RDZV_FAILURE_DGRAM_MAX + 128];
+	const struct rdzv_channel_addr *a = &fl.reports.addr;
 	struct rdzv_failure f;
-	int timed_out = 0;
-	const char *verdict = rdzv_hang_verdict_line(&timed_out);
 	const char *what = timed_out ? "a collective timed out" : "a collective failed";
 	ssize_t n;
 
-	if (fl.sock < 0) {
+	if (fl.reports.sock < 0) {
 		if (verdict)
 			fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 		return;
 	}
-	while ((n = recv(fl.sock, buf, sizeof(buf), 0)) > 0) {
-		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != fl.job
-		    || f.step_id != fl.step || f.nonce != fl.nonce)
+	while ((n = recv(fl.reports.sock, buf, sizeof(buf), 0)) > 0) {
+		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != a->job
+		    || f.step_id != a->step || f.nonce != a->nonce)
 			continue;
 		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {
 			/* After a collective timed out (hang.c): whom the ranks
@@ -166,25 +149,20 @@ void rdzv_failure_local_exit(void)
 	}
 	if (verdict)
 		fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
-	close(fl.sock);
-	fl.sock = -1;
+	rdzv_listener_close(&fl.reports);
 }
 
 /* The node's report address: RDZV_STEP_REPORT's port on srun's host as the
  * nodes reach it (SLURM_SRUN_COMM_HOST, which srun sets for the step). */
 void rdzv_failure_user_init(spank_t sp)
 {
-	char *text = NULL, host[RDZV_HOST_MAX], port[8], restart[32];
-	struct addrinfo hints, *res = NULL;
+	char *text = NULL, host[RDZV_HOST_MAX];
 	uint32_t job, step;
 	uint16_t p;
 	int rc, set = 0;
 
 	if (!rdzv.active)
 		return;
-	/* TORCHELASTIC_RESTART_COUNT: a requeued batch job's count. */
-	rdzv.step.restart_count = rdzv_job_getenv(sp, "SLURM_RESTART_COUNT", restart,
-	                                          sizeof(restart)) > 0 ? rdzv_restart_count(restart) : 0;
 	rc = rdzv_step_take(sp, RDZV_HO_REPORT, RDZV_REPORT_VAR, &text, NULL, 0);
 	if (rc == 0)
 		return;
@@ -199,19 +177,7 @@ void rdzv_failure_user_init(spank_t sp)
 	if (!rdzv.mode || !rdzv.mode->fill || !p
 	    || rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
 		return;
-	snprintf(port, sizeof(port), "%u", p);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_DGRAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
-		return;
-	if (res->ai_addrlen <= sizeof(fl.to)) {
-		memcpy(&fl.to, res->ai_addr, res->ai_addrlen);
-		fl.tolen = res->ai_addrlen;
-		fl.armed = 1;
-	}
-	freeaddrinfo(res);
+	fl.armed = rdzv_channel_peer_resolve(host, p, &fl.srun) == 0;
 }
 
 /* The PET_NPROC_PER_NODE torchrun got: the user's, else the mode's rule. */
@@ -229,7 +195,6 @@ static uint32_t workers(spank_t sp)
 static void send_failure(struct rdzv_failure *f)
 {
 	char buf[RDZV_FAILURE_DGRAM_MAX];
-	int s;
 
 	f->job_id = rdzv.step.job_id;
 	f->step_id = rdzv.step.step_id;
@@ -237,13 +202,9 @@ static void send_failure(struct rdzv_failure *f)
 	snprintf(f->node, sizeof(f->node), "%s", rdzv.nodename[0] ? rdzv.nodename : "?");
 	if (rdzv_failure_encode(f, buf, sizeof(buf)) < 0)
 		return;
-	s = socket(fl.to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return;
-	if (sendto(s, buf, strlen(buf), 0, (struct sockaddr *)&fl.to, fl.tolen) < 0)
+	if (rdzv_channel_send(&fl.srun, buf, strlen(buf)) < 0)
 		slurm_verbose(RDZV_TAG ": cannot report rank %u's exit to srun: %s", f->rank,
 		              strerror(errno));
-	close(s);
 }
 
 void rdzv_failure_task_exit(spank_t sp)

@@ -29,13 +29,14 @@
  *   so that torchrun's agent forwards Slurm's warning signals to workers
  *   that Slurm cannot reach (sitecustomize.py, doc/modes.md).
  *
- *   srun, local_user_init (armed steps only): a datagram socket and a thread
- *   for the asks of ranks whose collective timed out (lib/rdzv/hang.h);
+ *   srun, local_user_init (armed steps only): a listener (channel.h) for the
+ *   asks of ranks whose collective timed out (lib/rdzv/hang.h);
  *   RDZV_HANG_ASK exported to the step. The first ask runs rdzv-hang
  *   (hang_helper=) on the step, once, as the user (srun is the user's); its
  *   table goes to srun's stderr, its verdict to the failure line
- *   (failure.c), and every rank that asked is answered so that it exits.
- *   srun, exit: the thread stopped (a running rdzv-hang is stopped too). */
+ *   (failure.c, handed over by srun.c), and every rank that asked is
+ *   answered so that it exits.
+ *   srun, exit: the listener stopped (a running rdzv-hang is stopped too). */
 #define _GNU_SOURCE 1 /* pipe2 */
 #include "config.h"
 #include "plugin.h"
@@ -375,15 +376,15 @@ python:
 #define HELPER_LINE_MAX 8192
 
 static struct {
-	int sock, stop[2];
-	pthread_t th;
-	int started;
-	uint32_t job, step;
-	uint64_t nonce;
+	struct rdzv_listener l;
 	pthread_mutex_t mu;
 	char verdict[1024]; /* rdzv-hang's verdict line, without "rdzv-hang: " */
 	int timed_out;      /* an ask said "timed out" or "timeout" */
-} hs = { .sock = -1, .stop = { -1, -1 }, .mu = PTHREAD_MUTEX_INITIALIZER };
+	/* the listener thread's own */
+	struct sockaddr_storage who[ASKERS_MAX];
+	socklen_t wlen[ASKERS_MAX];
+	int nwho, asked, said;
+} hs = { .l = { .sock = -1, .stop = { -1, -1 } }, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* One line of rdzv-hang's output: to srun's stderr; the verdict kept. */
 static void take_line(const char *l, size_t n)
@@ -413,7 +414,7 @@ static void run_helper(void)
 	long deadline = rdzv_now_ms() + HELPER_TIMEOUT_MS;
 	pid_t pid;
 
-	snprintf(js, sizeof(js), "%u.%u", hs.job, hs.step);
+	snprintf(js, sizeof(js), "%u.%u", hs.l.addr.job, hs.l.addr.step);
 	argv[0] = rdzv.conf.hang_helper;
 	argv[1] = opt;
 	argv[2] = tmo;
@@ -443,7 +444,7 @@ static void run_helper(void)
 		return;
 	}
 	for (;;) {
-		struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
+		struct pollfd pf[2] = { { p[0], POLLIN, 0 }, { rdzv_listener_stop_fd(&hs.l), POLLIN, 0 } };
 		long left = deadline - rdzv_now_ms();
 		char buf[4096];
 		ssize_t n, i;
@@ -489,85 +490,72 @@ static void run_helper(void)
 	fflush(stderr);
 }
 
-static void *ask_thread(void *arg)
+/* One ask: remembered, to be answered once rdzv-hang has run. */
+static void on_ask(struct rdzv_listener *l, const char *buf, size_t n,
+                   const struct sockaddr *from, socklen_t flen, void *ctx)
 {
-	struct sockaddr_storage who[ASKERS_MAX], from;
-	socklen_t wlen[ASKERS_MAX], flen;
-	char buf[RDZV_HANG_DGRAM_MAX + 1], done[128];
 	struct rdzv_hang_ask a;
-	int nwho = 0, asked = 0, said = 0, i;
 
-	(void)arg;
-	if (rdzv_hang_done_format(hs.job, hs.step, hs.nonce, done, sizeof(done)) < 0)
-		return NULL;
-	for (;;) {
-		struct pollfd pf[2] = { { hs.sock, POLLIN, 0 }, { hs.stop[0], POLLIN, 0 } };
-		ssize_t n;
-
-		if (poll(pf, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (pf[1].revents)
-			break;
-		/* Every ask waiting, then one run of rdzv-hang, then the answers. */
-		while (flen = sizeof(from),
-		       (n = recvfrom(hs.sock, buf, RDZV_HANG_DGRAM_MAX, 0, (struct sockaddr *)&from,
-		                     &flen)) >= 0) {
-			if (rdzv_hang_ask_decode(buf, (size_t)n, &a) < 0 || a.job_id != hs.job
-			    || a.step_id != hs.step || a.nonce != hs.nonce)
-				continue;
-			if (strstr(a.what, "imed out") || strstr(a.what, "imeout"))
-				hs.timed_out = 1;
-			if (!said++) /* the first ask of the step */
-				fprintf(stderr, RDZV_TAG ": rank %u (node %s) left a collective with an error%s%s; "
-				        "asking every rank of the step where it is\n", a.rank, a.node,
-				        a.what[0] ? ": " : "", a.what);
-			if (nwho < ASKERS_MAX) {
-				memcpy(&who[nwho], &from, flen);
-				wlen[nwho++] = flen;
-			}
-		}
-		if (nwho && !asked) {
-			asked = 1;
-			fflush(stderr);
-			run_helper();
-		}
-		for (i = 0; i < nwho; i++)
-			(void)sendto(hs.sock, done, strlen(done), 0, (struct sockaddr *)&who[i], wlen[i]);
-		nwho = 0;
+	(void)ctx;
+	if (rdzv_hang_ask_decode(buf, n, &a) < 0 || a.job_id != l->addr.job
+	    || a.step_id != l->addr.step || a.nonce != l->addr.nonce)
+		return;
+	if (strstr(a.what, "imed out") || strstr(a.what, "imeout"))
+		hs.timed_out = 1;
+	if (!hs.said++) /* the first ask of the step */
+		fprintf(stderr, RDZV_TAG ": rank %u (node %s) left a collective with an error%s%s; "
+		        "asking every rank of the step where it is\n", a.rank, a.node,
+		        a.what[0] ? ": " : "", a.what);
+	if (hs.nwho < ASKERS_MAX) {
+		memcpy(&hs.who[hs.nwho], from, flen);
+		hs.wlen[hs.nwho++] = flen;
 	}
-	return NULL;
 }
 
-void rdzv_hang_local_user_init(spank_t sp)
+/* Every ask waiting: one run of rdzv-hang (the step's first), then the
+ * answers, so that each rank that asked exits. */
+static void on_asks_drained(struct rdzv_listener *l, void *ctx)
 {
-	char text[96];
-	uint16_t port = 0;
+	char done[128];
+	int i;
+
+	(void)ctx;
+	if (hs.nwho && !hs.asked) {
+		hs.asked = 1;
+		fflush(stderr);
+		run_helper();
+	}
+	if (rdzv_hang_done_format(l->addr.job, l->addr.step, l->addr.nonce, done, sizeof(done)) == 0)
+		for (i = 0; i < hs.nwho; i++)
+			rdzv_listener_reply(l, done, strlen(done), (struct sockaddr *)&hs.who[i],
+			                    hs.wlen[i]);
+	hs.nwho = 0;
+}
+
+static const struct rdzv_listener_ops ask_ops = { RDZV_HANG_DGRAM_MAX, on_ask, on_asks_drained };
+
+void rdzv_hang_srun_start(const struct rdzv_srun_step *s)
+{
+	char text[RDZV_CHANNEL_VAR_MAX];
 
 	unsetenv(RDZV_HANG_ASK_VAR); /* an outer step's */
 	rdzv_handover_clear(&rdzv_env_process, RDZV_HO_HANG_ASK);
-	if (!rdzv_hang_armed() || spank_get_item(sp, S_JOB_ID, &hs.job) != ESPANK_SUCCESS
-	    || spank_get_item(sp, S_JOB_STEPID, &hs.step) != ESPANK_SUCCESS)
+	if (!rdzv_hang_armed() || !s->has_ids)
 		return;
-	hs.nonce = rdzv_make_nonce();
-	if ((hs.sock = rdzv_dgram_listen(&port)) < 0 || pipe2(hs.stop, O_CLOEXEC) < 0
-	    || rdzv_hang_ask_var_format(hs.job, hs.step, port, hs.nonce, text, sizeof(text)) < 0)
+	if (rdzv_listener_open(&hs.l, s->job, s->step) < 0
+	    || rdzv_channel_var_format(&hs.l.addr, text, sizeof(text)) < 0
+	    || rdzv_listener_start(&hs.l, &ask_ops, NULL) < 0)
 		goto fail;
-	if (pthread_create(&hs.th, NULL, ask_thread, NULL) != 0)
-		goto fail;
-	hs.started = 1;
 	/* srun merges its environment into the step's after this hook; the
 	 * nodes give the tasks RDZV_HANG_ASK (rdzv_hang_user_init). */
 	if (rdzv_handover_put(&rdzv_env_process, RDZV_HO_HANG_ASK, text, NULL, 0) == 0)
 		return;
-	rdzv_hang_local_exit();
+	rdzv_listener_close(&hs.l);
 	return;
 fail:
 	slurm_spank_log(RDZV_TAG ": warning: --rdzv-debug=hang: cannot listen for the ranks' "
 	                "timeouts: a timed-out collective will not name the rank it waited for");
-	rdzv_hang_local_exit();
+	rdzv_listener_close(&hs.l);
 }
 
 /* The node's side of the ask: srun's address for this step, handed over
@@ -576,15 +564,15 @@ fail:
  * another step's is not given; a user's own RDZV_HANG_ASK is kept. */
 void rdzv_hang_user_init(spank_t sp)
 {
-	char *text = NULL, prefix[32];
+	struct rdzv_channel_addr a;
+	char *text = NULL;
 	uint32_t job = 0, step = 0;
 
 	if (rdzv_step_take(sp, RDZV_HO_HANG_ASK, NULL, &text, NULL, 0) <= 0)
 		return;
 	if (spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS
 	    && spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS) {
-		snprintf(prefix, sizeof(prefix), "%u.%u:", job, step);
-		if (strncmp(text, prefix, strlen(prefix)) == 0
+		if (rdzv_channel_var_parse(text, &a, NULL) == 0 && a.job == job && a.step == step
 		    && spank_setenv(sp, RDZV_HANG_ASK_VAR, text, 1) != ESPANK_SUCCESS)
 			slurm_spank_log(RDZV_TAG ": warning: --rdzv-debug=hang: cannot give the "
 			                "tasks srun's address: a timed-out collective will not name "
@@ -593,26 +581,9 @@ void rdzv_hang_user_init(spank_t sp)
 	free(text);
 }
 
-void rdzv_hang_local_exit(void)
+const char *rdzv_hang_srun_stop(int *timed_out)
 {
-	if (hs.started) {
-		if (write(hs.stop[1], "x", 1) < 0) {
-			/* the pipe is ours: cannot fail but for EINTR */
-		}
-		pthread_join(hs.th, NULL);
-		hs.started = 0;
-	}
-	if (hs.sock >= 0)
-		close(hs.sock);
-	if (hs.stop[0] >= 0)
-		close(hs.stop[0]);
-	if (hs.stop[1] >= 0)
-		close(hs.stop[1]);
-	hs.sock = hs.stop[0] = hs.stop[1] = -1;
-}
-
-const char *rdzv_hang_verdict_line(int *timed_out)
-{
+	rdzv_listener_close(&hs.l); /* a running rdzv-hang is stopped too */
 	*timed_out = hs.timed_out;
 	return hs.verdict[0] ? hs.verdict : NULL;
 }

@@ -62,15 +62,36 @@ void rdzv_srun_handover_clear(void);
 /* options.c */
 int rdzv_options_register(spank_t sp);
 
-/* local.c: srun, sbatch, salloc */
-int rdzv_local_init_post_opt(spank_t sp);
-int rdzv_local_user_init(spank_t sp);
+/* local.c: what srun, sbatch and salloc check alike after the options. */
+int rdzv_local_opts(void);           /* the environment fallback of the options */
+int rdzv_local_checks(spank_t sp);   /* profile, binding, containers */
+int rdzv_local_init_post_opt(spank_t sp); /* sbatch, salloc */
 
+/* srun.c: srun's hooks; user_init runs the step's work in order. */
+void rdzv_srun_init(void);
+int rdzv_srun_init_post_opt(spank_t sp);
+int rdzv_srun_user_init(spank_t sp);
+void rdzv_srun_exit(void);
+
+/* What srun knows of the step, read once by srun.c and passed down. */
+struct rdzv_srun_step {
+	const struct rdzv_mode *mode; /* resolved: option > env > site; NULL none */
+	int has_ids;                  /* job and step known */
+	uint32_t job, step;
+	int has_counts;               /* nnodes and ntasks known */
+	uint32_t nnodes, ntasks;
+	int argc;                     /* srun's command line (read at init) */
+	char **argv;
+	int prog_argc;                /* the task's program (NULL-terminated) */
+	char **prog_argv;
+	const char *partition;        /* -p, else SLURM_JOB_PARTITION; NULL none */
+};
 
 /* failure.c: a failed rank stops the step and is named. */
-void rdzv_failure_local_init(void);                 /* srun, slurm_spank_init */
-void rdzv_failure_local_user_init(spank_t sp);      /* srun, after options */
-void rdzv_failure_local_exit(void);                 /* srun, at exit */
+void rdzv_failure_srun_init(int argc, char **argv); /* srun, slurm_spank_init */
+void rdzv_failure_srun_start(const struct rdzv_srun_step *s); /* srun, after options */
+/* srun, at exit: the first report, with rdzv-hang's verdict (or NULL). */
+void rdzv_failure_srun_stop(const char *hang_verdict, int timed_out);
 void rdzv_failure_user_init(spank_t sp);            /* slurmstepd, after remote.c's */
 void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's exit */
 void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
@@ -79,11 +100,11 @@ void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher j
 /* hang.c: --rdzv-debug=hang. */
 int rdzv_hang_armed(void);
 uint32_t rdzv_hang_timeout(void);                  /* seconds, 0: PyTorch's */
-void rdzv_hang_local_user_init(spank_t sp);        /* srun: listen for timeouts */
-void rdzv_hang_local_exit(void);                   /* srun: before the failure line */
+void rdzv_hang_srun_start(const struct rdzv_srun_step *s); /* srun: listen for timeouts */
+/* srun, at exit: the listener stopped; rdzv-hang's verdict, or NULL, and
+ * *timed_out: a rank's error was a timeout. */
+const char *rdzv_hang_srun_stop(int *timed_out);
 void rdzv_hang_user_init(spank_t sp);              /* slurmstepd: srun's ask address */
-/* rdzv-hang's verdict, or NULL; *timed_out: a rank's error was a timeout */
-const char *rdzv_hang_verdict_line(int *timed_out);
 /* hang.c, task_init: 0; -1 with err (the task ends, saying it); -2 with
  * err: the step is refused, said by the node's first task only. */
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher, char *err,
@@ -94,10 +115,10 @@ int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher
  * (rank_node and node_names are taken over); nodes: tell srun and wait. */
 struct rdzv_megatron_layout;
 struct rdzv_step;
-int rdzv_domains_local_start(uint32_t job, uint32_t step, uint32_t nnodes, uint32_t ntasks,
-                             const struct rdzv_megatron_layout *l, uint32_t **rank_node,
-                             char ***node_names, char *err, size_t errlen);
-void rdzv_domains_local_exit(void);
+int rdzv_domains_srun_start(uint32_t job, uint32_t step, uint32_t nnodes, uint32_t ntasks,
+                            const struct rdzv_megatron_layout *l, uint32_t **rank_node,
+                            char ***node_names, char *err, size_t errlen);
+void rdzv_domains_srun_stop(void);
 int rdzv_domains_node_ask(spank_t sp, const struct rdzv_step *st, const char *node, char *err,
                           size_t errlen);
 

@@ -2,7 +2,10 @@
  * context; nothing here decides anything.
  *
  *   srun (local):       init -> options -> init_post_opt -> local_user_init
- *                       -> exit
+ *                       -> exit, all in srun.c, which reads what srun
+ *                       knows of the step once and runs the step's work in
+ *                       order (rdzv_srun_user_init), undone in reverse at
+ *                       exit
  *   sbatch/salloc:      init -> options -> init_post_opt
  *   slurmstepd (remote): init (root) -> options -> init_post_opt (root)
  *                       -> user_init (as the user, once per node)
@@ -11,8 +14,9 @@
  *                       -> per task: task_init (as the user, in the task)
  *                       -> per task: task_exit (root, in slurmstepd)
  *                       -> exit (root)
- *   srun also: init reads whether a failed task stops the step, before srun
- *   reads SLURM_KILL_BAD_EXIT (failure.c), exit names the first failure.
+ *   srun also: init reads srun's command line once and whether a failed
+ *   task stops the step, before srun reads SLURM_KILL_BAD_EXIT (failure.c);
+ *   exit names the first failure.
  *   doc/privilege.md says what each hook reads and opens, as whom.
  *
  * plugstack arguments are parsed in every context, so a broken line fails
@@ -63,7 +67,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	/* Before srun reads SLURM_KILL_BAD_EXIT and its command line: whether a
 	 * failed rank stops the step must be in srun's environment by then. */
 	if (ctx == S_CTX_LOCAL)
-		rdzv_failure_local_init();
+		rdzv_srun_init();
 	return rdzv_options_register(sp);
 }
 
@@ -71,6 +75,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	switch (spank_context()) {
 	case S_CTX_LOCAL:
+		return rdzv_srun_init_post_opt(sp);
 	case S_CTX_ALLOCATOR:
 		return rdzv_local_init_post_opt(sp);
 	case S_CTX_REMOTE:
@@ -83,14 +88,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 {
-	int rc;
-
 	if (spank_context() != S_CTX_LOCAL)
 		return 0;
-	rc = rdzv_local_user_init(sp);
-	rdzv_failure_local_user_init(sp);
-	rdzv_hang_local_user_init(sp);
-	return rc;
+	return rdzv_srun_user_init(sp);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -131,9 +131,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
 	} else if (spank_context() == S_CTX_LOCAL) {
-		rdzv_domains_local_exit(); /* nvlink_domain=nvml's listener */
-		rdzv_hang_local_exit(); /* its verdict goes into the failure line */
-		rdzv_failure_local_exit();
+		rdzv_srun_exit();
 	}
 	return 0;
 }

@@ -108,7 +108,7 @@ int rdzv_domain_check_groups(const struct rdzv_domains *d, uint32_t ntasks,
  * each node tells srun its domain before its tasks start and waits for
  * srun's verdict on the step's groups (only for a step whose Megatron groups
  * may cross nodes). srun exports RDZV_DOMAIN_ASK="JOB.STEP:PORT:NONCE"
- * (a datagram port of srun's, a random 64-bit nonce in hex); a node sends
+ * (channel.h; a port of 0 is refused); a node sends
  *   "RDZVD1 DOMAIN JOB.STEP NONCE NODEID NAME"   (NAME "-": no fabric)
  * to SLURM_SRUN_COMM_HOST:PORT, again every half second until srun answers
  *   "RDZVD1 OK JOB.STEP NONCE" or "RDZVD1 REFUSE JOB.STEP NONCE\nMESSAGE". */
@@ -121,10 +121,6 @@ struct rdzv_domain_report {
 	char name[RDZV_DOMAIN_NAME_MAX]; /* "" when the node has no fabric */
 };
 
-int rdzv_domain_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
-                               char *buf, size_t len);
-int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
-                              uint64_t *nonce);
 int rdzv_domain_report_format(const struct rdzv_domain_report *r, char *buf, size_t len);
 int rdzv_domain_report_parse(const char *buf, size_t n, struct rdzv_domain_report *r);
 /* ok: 1 OK, 0 REFUSE with msg (cut to what fits a datagram). */

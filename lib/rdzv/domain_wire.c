@@ -2,6 +2,7 @@
  * and srun's verdict under nvlink_domain=nvml (domain.h). */
 #include "config.h"
 #include "domain.h"
+#include "channel.h"
 #include "domain_util.h"
 #include "util.h"
 
@@ -11,48 +12,12 @@
 
 /* ---- nvlink_domain=nvml: the nodes' reports and srun's verdict ---- */
 
-int rdzv_domain_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
-                               char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%u.%u:%u:%016llx", job, step, port, (unsigned long long)nonce);
-
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
+/* The nonce's 16 digits (channel.h) at *p, then past them. */
 static int read_hex64(const char **p, uint64_t *v)
 {
-	const char *q = *p;
-	uint64_t x = 0;
-	int i;
-
-	for (i = 0; i < 16; i++, q++) {
-		char c = *q;
-
-		x <<= 4;
-		if (c >= '0' && c <= '9')
-			x |= (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			x |= (uint64_t)(c - 'a' + 10);
-		else
-			return -1;
-	}
-	*v = x;
-	*p = q;
-	return 0;
-}
-
-int rdzv_domain_ask_var_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
-                              uint64_t *nonce)
-{
-	const char *p = s;
-	uint32_t pt;
-
-	if (!s || rdzv_read_u32(&p, ID_MAX, job) < 0 || *p++ != '.'
-	    || rdzv_read_u32(&p, ID_MAX, step) < 0 || *p++ != ':'
-	    || rdzv_read_u32(&p, ID_MAX, &pt) < 0 || pt == 0 || pt > 65535 || *p++ != ':'
-	    || read_hex64(&p, nonce) < 0 || *p)
+	if (strnlen(*p, 16) != 16 || rdzv_hex64(*p, 16, v) < 0)
 		return -1;
-	*port = (uint16_t)pt;
+	*p += 16;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* failure.c: see failure.h. */
 #include "config.h"
 #include "failure.h"
+#include "channel.h"
 #include "srunargs.h"
 #include "master.h"
 #include "util.h"
@@ -199,27 +200,31 @@ int rdzv_failure_format(const struct rdzv_failure *f, int stopped, char *buf, si
 int rdzv_report_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce, int set,
                        char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%u.%u:%u:%016" PRIx64 ":%d", job, step, port, nonce, set & 3);
+	struct rdzv_channel_addr a = { job, step, port, nonce };
+	size_t used;
+	int n;
 
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	if (rdzv_channel_var_format(&a, buf, len) < 0)
+		return -1;
+	used = strlen(buf);
+	n = snprintf(buf + used, len - used, ":%d", set & 3);
+	return n < 0 || (size_t)n >= len - used ? -1 : 0;
 }
 
 int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *port,
                       uint64_t *nonce, int *set)
 {
-	unsigned j, st, p;
-	uint64_t nc;
-	int used = 0, k;
+	struct rdzv_channel_addr a;
+	const char *rest;
 
-	if (!s || strlen(s) > 64
-	    || sscanf(s, "%u.%u:%u:%16" SCNx64 ":%d%n", &j, &st, &p, &nc, &k, &used) != 5
-	    || s[used] != '\0' || p > 65535 || k < 0 || k > 3)
+	if (rdzv_channel_var_parse(s, &a, &rest) < 0 || rest[0] != ':' || rest[1] < '0'
+	    || rest[1] > '3' || rest[2])
 		return -1;
-	*job = j;
-	*step = st;
-	*port = (uint16_t)p;
-	*nonce = nc;
-	*set = k;
+	*job = a.job;
+	*step = a.step;
+	*port = a.port;
+	*nonce = a.nonce;
+	*set = rest[1] - '0';
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  * be one other than off and neither the user nor the admin decided
  * otherwise. The mode must be known before srun parses --rdzv: it is read
  * here the way srun will read it (rdzv_kbe_predict), and checked against
- * what srun's option callbacks said once they have run (local.c).
+ * what srun's option callbacks said once they have run (srun.c).
  *
  * The first failure is named by srun, in the plugin's terms: each node's
  * slurmstepd sends its first bad exit (rank, node, wait status) in one

@@ -6,7 +6,7 @@
  * lightning and jax modes (rdzv_mode_check_f, lib/rdzv/modes.h). The mode table in modes.c points
  * here. Plain C: tests/unit/test-frameworks.c.
  *
- * A check runs in srun before launch (local.c: step->local_ntasks is 0
+ * A check runs in srun before launch (srun.c: step->local_ntasks is 0
  * there, srun's own environ in step->envp) and once per node in slurmstepd
  * (the step's environment). Refusals (-1) happen in both; warnings (1) only
  * on the nodes, where the step's real environment is known, and rank 0

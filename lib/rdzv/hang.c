@@ -2,6 +2,7 @@
  * (hang.h). */
 #include "config.h"
 #include "hang.h"
+#include "channel.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -354,14 +355,6 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig)
 
 /* ---- the ask of a rank whose collective timed out ---- */
 
-int rdzv_hang_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
-                             char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%u.%u:%u:%016llx", job, step, port, (unsigned long long)nonce);
-
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
 int rdzv_hang_done_format(uint32_t job, uint32_t step, uint64_t nonce, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "RDZVH1 DONE %u.%u %016llx", job, step, (unsigned long long)nonce);
@@ -387,7 +380,7 @@ static int field(const char **p, const char *end, const char **f, size_t *fl)
 int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
 {
 	const char *p = buf, *end = buf + n, *f, *dot;
-	size_t fl, i, k = 0;
+	size_t fl, k = 0;
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
@@ -403,16 +396,8 @@ int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
 		return -1;
 	a->step_id = (uint32_t)v;
 	/* NONCE: 1-16 hex digits */
-	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || fl > 16)
+	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0 || rdzv_hex64(f, fl, &v) < 0)
 		return -1;
-	for (i = 0, v = 0; i < fl; i++) {
-		char c = f[i];
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-
-		if (d < 0)
-			return -1;
-		v = v << 4 | (uint64_t)d;
-	}
 	a->nonce = v;
 	/* RANK */
 	if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0

@@ -84,7 +84,7 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
 /* ---- The end of a hang names the culprit ----
  *
  * srun, in an armed step, listens on a datagram socket and exports
- *   RDZV_HANG_ASK=JOB.STEP:PORT:NONCE   (NONCE in hex)
+ *   RDZV_HANG_ASK=JOB.STEP:PORT:NONCE   (channel.h)
  * to the tasks. A rank whose collective times out (sitecustomize.py's
  * excepthook) sends, to SLURM_SRUN_COMM_HOST:PORT,
  *   "RDZVH1 ASK JOB.STEP NONCE RANK NODE\nWHAT"
@@ -103,8 +103,6 @@ struct rdzv_hang_ask {
 	char what[RDZV_HANG_WHAT_MAX]; /* printable ASCII, maybe cut */
 };
 
-int rdzv_hang_ask_var_format(uint32_t job, uint32_t step, uint16_t port, uint64_t nonce,
-                             char *buf, size_t len);
 /* Strict: every field present and in range; a node of host-name
  * characters; WHAT's bytes outside printable ASCII become spaces and a
  * longer one is cut. 0 or -1. Never reads past n. */

@@ -1,6 +1,6 @@
 /* step.h: what one node knows about a step and what differs between its
  * tasks: the facts every mode fills variables from (modes.h, frameworks.h,
- * fill.h) and the plugin computes (spank/remote.c, spank/local.c). */
+ * fill.h) and the plugin computes (spank/remote.c, spank/srun.c). */
 #ifndef RDZV_STEP_H
 #define RDZV_STEP_H
 

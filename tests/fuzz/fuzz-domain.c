@@ -11,13 +11,16 @@
  * node of the list a domain whose name is short and whose map round-trips;
  * the group check never reads outside the step; the datagrams of
  * nvlink_domain=nvml (a node's report, srun's verdict, read from the
- * network) and RDZV_DOMAIN_ASK parse or are refused, and what parses
- * formats back to the same bytes. */
+ * network) and the channel's variable (channel.h: RDZV_DOMAIN_ASK,
+ * RDZV_HANG_ASK, RDZV_STEP_REPORT's head) parse or are refused, and what
+ * parses formats back to the same bytes; the nonce's hex reader takes at
+ * most 16 digits. */
 #include "config.h"
 #include "fuzz.h"
 #include "domain.h"
 #include "domain_verdict.h"
 #include "layout.h"
+#include "channel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +115,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct rdzv_domain_report r, r2;
 		char buf[RDZV_DOMAIN_DGRAM_MAX + 1], msg[64];
-		uint16_t port;
 		uint64_t nonce;
 		int v;
 
@@ -131,14 +133,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (size < sizeof(buf)) {
 			memcpy(buf, data, size);
 			buf[size] = '\0';
-			if (rdzv_domain_ask_var_parse(buf, &job, &step, &port, &nonce) == 0) {
-				char again[96];
+			struct rdzv_channel_addr a;
+			const char *rest = NULL;
 
-				FUZZ_ASSERT(port != 0);
-				FUZZ_ASSERT(rdzv_domain_ask_var_format(job, step, port, nonce, again,
-				                                       sizeof(again)) == 0);
+			if (rdzv_channel_var_parse(buf, &a, NULL) == 0) {
+				char again[RDZV_CHANNEL_VAR_MAX];
+
+				FUZZ_ASSERT(rdzv_channel_var_format(&a, again, sizeof(again)) == 0);
 				FUZZ_ASSERT(strcmp(again, buf) == 0 || strchr(buf, '0') != NULL);
+				FUZZ_ASSERT(rdzv_channel_var_parse(again, &a, &rest) == 0 && !*rest);
 			}
+			if (rdzv_channel_var_parse(buf, &a, &rest) == 0)
+				FUZZ_ASSERT(rest >= buf + 22 && rest <= buf + strlen(buf));
+			if (rdzv_hex64(buf, strlen(buf), &nonce) == 0)
+				FUZZ_ASSERT(strlen(buf) <= 16);
 		}
 	}
 	if (fuzz_split(data, size, &p) < 0)

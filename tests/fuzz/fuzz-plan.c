@@ -3,7 +3,7 @@
  * own command line scanned for -w/--nodelist/-F. Input: the first line is a
  * plan; every following line is one word of an srun command line.
  * Invariants: an accepted plan has a port in range and a host (maybe empty)
- * that fits, and formats back (into a buffer sized as spank/local.c sizes
+ * that fits, and formats back (into a buffer sized as spank/srun.c sizes
  * it; one byte less is refused) to a string that parses to the same plan,
  * node order included, and rdzv_plan_text gives the same text; an accepted
  * order that a node of its step reads (rdzv_order_positions) is the order
@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rdzv_plan_parse(p.v[0], &plan, err, sizeof(err)) == 0) {
 		FUZZ_ASSERT(plan.port >= RDZV_PORT_MIN);
 		FUZZ_ASSERT(strlen(plan.host) < sizeof(plan.host));
-		/* As spank/local.c sizes it: the host, the node order and the rest. */
+		/* As spank/srun.c sizes it: the host, the node order and the rest. */
 		textlen = sizeof(plan.host) + (plan.order ? strlen(plan.order) : 0) + 64;
 		FUZZ_ASSERT((text = malloc(textlen)) != NULL);
 		FUZZ_ASSERT(rdzv_plan_format(&plan, text, textlen) == 0);
