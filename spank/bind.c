@@ -1,4 +1,4 @@
-/* bind.c: glue of topology-aware binding (--rdzv-bind). The logic is in
+/* bound.c: glue of topology-aware binding (--rdzv-bind). The logic is in
  * lib/bind/topo.c, lib/bind/bindtable.c and lib/bind/bindmode.c; this file only gathers
  * the step's facts, keeps the node's table between user_init and the
  * tasks, and decides what the user is told.
@@ -77,7 +77,7 @@ static struct {
 	char root_error[RDZV_ERRLEN];    /* ... or why it could not */
 	char model_note[RDZV_PATH_MAX + RDZV_ERRLEN + 64];/* where the model came from (verbose) */
 	struct rdzv_identity *ident;     /* Slurm's GPU numbers -> PCI devices */
-} bind;
+} bound;
 
 int rdzv_bind_option(const char *val, char *err, size_t errlen)
 {
@@ -149,7 +149,7 @@ static int load_model(spank_t sp, struct rdzv_topo **out, char *err, size_t errl
 	*out = NULL;
 	if (!rdzv.conf.topology[0]) {
 		quiet_hwloc();
-		snprintf(bind.model_note, sizeof(bind.model_note), "topology: live discovery");
+		snprintf(bound.model_note, sizeof(bound.model_note), "topology: live discovery");
 		return rdzv_topo_load(NULL, out, err, errlen);
 	}
 	if (topology_path(sp, path, sizeof(path), err, errlen) < 0)
@@ -158,7 +158,7 @@ static int load_model(spank_t sp, struct rdzv_topo **out, char *err, size_t errl
 	if (rdzv_topo_load_cached(path, rdzv.conf.topology_cache, out, &how, note, sizeof(note),
 	                          err, errlen) < 0)
 		return -1;
-	snprintf(bind.model_note, sizeof(bind.model_note), "topology %s: cache %s%s%s", path,
+	snprintf(bound.model_note, sizeof(bound.model_note), "topology %s: cache %s%s%s", path,
 	         rdzv_cache_outcome_name(how), note[0] ? ": " : "", note);
 	return 0;
 }
@@ -170,29 +170,29 @@ static int step_has_gpus(spank_t sp, char *gpus, size_t len)
 {
 	if (rdzv_job_getenv(sp, "SLURM_STEP_GPUS", gpus, len) < 0)
 		gpus[0] = '\0';
-	bind.have_cuda = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bind.cuda,
-	                                 sizeof(bind.cuda)) > 0;
-	bind.have_rocr = rdzv_job_getenv(sp, "ROCR_VISIBLE_DEVICES", bind.rocr,
-	                                 sizeof(bind.rocr)) > 0;
-	bind.have_visible = bind.have_cuda;
-	snprintf(bind.visible, sizeof(bind.visible), "%s", bind.have_cuda ? bind.cuda : "");
-	return gpus[0] || (bind.have_cuda && bind.cuda[0]) || (bind.have_rocr && bind.rocr[0]);
+	bound.have_cuda = rdzv_job_getenv(sp, "CUDA_VISIBLE_DEVICES", bound.cuda,
+	                                 sizeof(bound.cuda)) > 0;
+	bound.have_rocr = rdzv_job_getenv(sp, "ROCR_VISIBLE_DEVICES", bound.rocr,
+	                                 sizeof(bound.rocr)) > 0;
+	bound.have_visible = bound.have_cuda;
+	snprintf(bound.visible, sizeof(bound.visible), "%s", bound.have_cuda ? bound.cuda : "");
+	return gpus[0] || (bound.have_cuda && bound.cuda[0]) || (bound.have_rocr && bound.rocr[0]);
 }
 
 /* On an AMD node the step's list is ROCR_VISIBLE_DEVICES (Slurm sets it in
  * both of its gres modes), else what CUDA_VISIBLE_DEVICES says. */
 static void choose_visible(int amd)
 {
-	bind.amd = amd;
-	if (amd && bind.have_rocr) {
-		bind.have_visible = 1;
-		snprintf(bind.visible, sizeof(bind.visible), "%s", bind.rocr);
+	bound.amd = amd;
+	if (amd && bound.have_rocr) {
+		bound.have_visible = 1;
+		snprintf(bound.visible, sizeof(bound.visible), "%s", bound.rocr);
 	}
 }
 
 static const char *vis_var(void)
 {
-	return bind.amd && bind.have_rocr ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
+	return bound.amd && bound.have_rocr ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
 }
 
 /* This node in the step's node list, into rdzv.nodename; 0 when unknown. */
@@ -220,8 +220,8 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	/* As root: only what the cache needs, and only for a binding step with
 	 * GPUs on an admin's topology file. Everything else waits for
 	 * user_init, which runs as the user. */
-	bind.topo = NULL;
-	bind.root_error[0] = '\0';
+	bound.topo = NULL;
+	bound.root_error[0] = '\0';
 	if (!rdzv.conf.topology[0] || rdzv_bind_mode_parse(mode, &flags, NULL, 0) < 0 || !flags
 	    || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid >= 0xfffffff0u
 	    || !step_has_gpus(sp, gpus, sizeof(gpus)))
@@ -231,8 +231,8 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	 * (tests/0073). Without it, user_init loads the model instead. */
 	if (strstr(rdzv.conf.topology, "%n") && !root_node_name(sp))
 		return 0;
-	if (load_model(sp, &bind.topo, bind.root_error, sizeof(bind.root_error)) < 0)
-		bind.topo = NULL;
+	if (load_model(sp, &bound.topo, bound.root_error, sizeof(bound.root_error)) < 0)
+		bound.topo = NULL;
 	return 0;
 }
 
@@ -255,14 +255,14 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
                          char *err, size_t errlen)
 {
 	char cpus[RDZV_CPULIST_MAX], why[RDZV_ERRLEN], gres[RDZV_PATH_MAX];
-	struct rdzv_topo *topo = bind.topo;
+	struct rdzv_topo *topo = bound.topo;
 	struct rdzv_bind_req req = { 0 };
 	struct rdzv_identity_req ireq = { 0 };
 	int rv = -1;
 
-	bind.topo = NULL;
-	if (!topo && bind.root_error[0]) {
-		rdzv_err(err, errlen, "topology: %s", bind.root_error);
+	bound.topo = NULL;
+	if (!topo && bound.root_error[0]) {
+		rdzv_err(err, errlen, "topology: %s", bound.root_error);
 		goto fail;
 	}
 	if (!topo && load_model(sp, &topo, why, sizeof(why)) < 0) {
@@ -272,11 +272,11 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	/* GPUs in the step, none in the topology: an export without I/O
 	 * (lstopo --no-io) or a container that cannot see the PCI bus, where
 	 * binding would silently do nothing. A node whose GPUs are another
-	 * vendor's (PCI devices, no NVIDIA one) simply has nothing to bind. */
+	 * vendor's (PCI devices, no NVIDIA one) simply has nothing to bound. */
 	if (rdzv_topo_gpu_count(topo) == 0 && rdzv_topo_pci_count(topo) == 0) {
 		rdzv_err(err, errlen, "the step has GPUs (%s) but the topology shows no PCI device "
 		         "(an export without I/O, or no access to the PCI bus)",
-		         step_gpus[0] ? step_gpus : bind.visible);
+		         step_gpus[0] ? step_gpus : bound.visible);
 		goto fail;
 	}
 	choose_visible(rdzv_topo_gpus_amd(topo));
@@ -285,21 +285,21 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
 	ireq.gres_conf = gres_conf_path(gres, sizeof(gres));
 	ireq.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
-	if (rdzv_identity_read(topo, &ireq, &bind.ident, err, errlen) < 0)
+	if (rdzv_identity_read(topo, &ireq, &bound.ident, err, errlen) < 0)
 		goto fail;
 	req.step_gpus = step_gpus;
-	req.visible = bind.have_visible ? bind.visible : NULL;
+	req.visible = bound.have_visible ? bound.visible : NULL;
 	req.ntasks = step->local_ntasks;
 	req.hca_allow = rdzv_profile_hca_allow();
 	req.step_cpus = cpus;
-	req.ident = bind.ident;
+	req.ident = bound.ident;
 	req.amd = 1;
-	if (rdzv_bind_compute(topo, &req, &bind.tab, err, errlen) < 0)
+	if (rdzv_bind_compute(topo, &req, &bound.tab, err, errlen) < 0)
 		goto fail;
 	/* The model names a CUDA GPU for the modes' checks (FP8...). */
-	if (bind.amd
-	    || rdzv_topo_gpu_model(topo, 0, bind.gpu_model, sizeof(bind.gpu_model)) < 0)
-		bind.gpu_model[0] = '\0';
+	if (bound.amd
+	    || rdzv_topo_gpu_model(topo, 0, bound.gpu_model, sizeof(bound.gpu_model)) < 0)
+		bound.gpu_model[0] = '\0';
 	rv = 0;
 fail:
 	/* The table holds all the tasks need: the model goes now, before
@@ -319,18 +319,18 @@ static void miopen_dir(spank_t sp)
 	const char *base = "/tmp";
 	int n;
 
-	bind.miopen[0] = '\0';
-	bind.miopen_note[0] = '\0';
+	bound.miopen[0] = '\0';
+	bound.miopen_note[0] = '\0';
 	if (rdzv_job_getenv(sp, "TMPDIR", tmp, sizeof(tmp)) > 0 && tmp[0] == '/' && !strstr(tmp, ".."))
 		base = tmp;
-	n = snprintf(bind.miopen, sizeof(bind.miopen), "%s/rdzv-miopen-%lu", base,
+	n = snprintf(bound.miopen, sizeof(bound.miopen), "%s/rdzv-miopen-%lu", base,
 	             (unsigned long)geteuid());
-	if (n < 0 || (size_t)n >= sizeof(bind.miopen)
-	    || rdzv_private_dir(bind.miopen, why, sizeof(why)) < 0) {
-		snprintf(bind.miopen_note, sizeof(bind.miopen_note), "MIOpen's caches left where "
-		         "MIOpen puts them: %s", n > 0 && (size_t)n < sizeof(bind.miopen) ? why
+	if (n < 0 || (size_t)n >= sizeof(bound.miopen)
+	    || rdzv_private_dir(bound.miopen, why, sizeof(why)) < 0) {
+		snprintf(bound.miopen_note, sizeof(bound.miopen_note), "MIOpen's caches left where "
+		         "MIOpen puts them: %s", n > 0 && (size_t)n < sizeof(bound.miopen) ? why
 		         : "TMPDIR too long");
-		bind.miopen[0] = '\0';
+		bound.miopen[0] = '\0';
 	}
 }
 
@@ -339,17 +339,17 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 	char gpus[GPULIST_MAX] = "";
 	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 
-	bind.flags = 0;
-	bind.tab = NULL;
-	bind.ident = NULL;
-	bind.warning[0] = '\0';
-	bind.gpu_model[0] = '\0';
-	bind.amd = 0;
-	bind.miopen[0] = '\0';
-	bind.miopen_note[0] = '\0';
-	if (rdzv_bind_mode_parse(mode, &bind.flags, err, errlen) < 0)
+	bound.flags = 0;
+	bound.tab = NULL;
+	bound.ident = NULL;
+	bound.warning[0] = '\0';
+	bound.gpu_model[0] = '\0';
+	bound.amd = 0;
+	bound.miopen[0] = '\0';
+	bound.miopen_note[0] = '\0';
+	if (rdzv_bind_mode_parse(mode, &bound.flags, err, errlen) < 0)
 		return -1;
-	if (!bind.flags)
+	if (!bound.flags)
 		return 0;
 	/* A step without GPUs: nothing to bind, and no topology to load. */
 	if (!step_has_gpus(sp, gpus, sizeof(gpus)))
@@ -357,16 +357,16 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 	if (compute_table(sp, step, gpus, err, errlen) < 0) {
 		if (rdzv.conf.strict)
 			return -1;
-		snprintf(bind.warning, sizeof(bind.warning), "%s; running unbound", err);
-		slurm_verbose(RDZV_TAG ": binding: %s", bind.warning);
+		snprintf(bound.warning, sizeof(bound.warning), "%s; running unbound", err);
+		slurm_verbose(RDZV_TAG ": binding: %s", bound.warning);
 		return 0;
 	}
-	if (bind.amd)
+	if (bound.amd)
 		miopen_dir(sp);
 	slurm_verbose(RDZV_TAG ": binding: %zu GPUs, NCCL_IB_HCA%s%s; %s; identity %s%s",
-	              bind.tab->ngpus, bind.tab->nccl_ib_hca[0] ? "=" : " ",
-	              bind.tab->nccl_ib_hca[0] ? bind.tab->nccl_ib_hca : "unset", bind.model_note,
-	              bind.ident->positional ? "by position: " : "", bind.ident->why);
+	              bound.tab->ngpus, bound.tab->nccl_ib_hca[0] ? "=" : " ",
+	              bound.tab->nccl_ib_hca[0] ? bound.tab->nccl_ib_hca : "unset", bound.model_note,
+	              bound.ident->positional ? "by position: " : "", bound.ident->why);
 	return 0;
 }
 
@@ -376,22 +376,22 @@ static void print_table(void)
 	char line[4 * RDZV_NICLIST_MAX + 1024]; /* node or row line: lists + text */
 	size_t i;
 
-	const char *dry = bind.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "";
+	const char *dry = bound.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "";
 
-	fprintf(stderr, RDZV_TAG ": bind%s: %s\n", dry, bind.model_note);
+	fprintf(stderr, RDZV_TAG ": bind%s: %s\n", dry, bound.model_note);
 	fprintf(stderr, RDZV_TAG ": bind%s: identity: %s%s\n", dry,
-	        bind.ident->positional ? "by position: " : "", bind.ident->why);
-	for (i = 0; i < bind.tab->ngpus; i++)
-		if (rdzv_identity_format(bind.ident, (size_t)bind.tab->single[i].gpu, line,
+	        bound.ident->positional ? "by position: " : "", bound.ident->why);
+	for (i = 0; i < bound.tab->ngpus; i++)
+		if (rdzv_identity_format(bound.ident, (size_t)bound.tab->single[i].gpu, line,
 		                         sizeof(line)) == 0)
-			fprintf(stderr, RDZV_TAG ": bind%s: gpu %d %s: %s\n", dry, bind.tab->single[i].gpu,
-			        bind.tab->single[i].busid, line);
-	if (rdzv_bind_format_node(bind.tab, line, sizeof(line)) == 0)
+			fprintf(stderr, RDZV_TAG ": bind%s: gpu %d %s: %s\n", dry, bound.tab->single[i].gpu,
+			        bound.tab->single[i].busid, line);
+	if (rdzv_bind_format_node(bound.tab, line, sizeof(line)) == 0)
 		fprintf(stderr, RDZV_TAG ": bind%s: %s\n", dry, line);
-	for (i = 0; i < bind.tab->nrows; i++)
-		if (rdzv_bind_format_row(bind.tab, i, line, sizeof(line)) == 0)
+	for (i = 0; i < bound.tab->nrows; i++)
+		if (rdzv_bind_format_row(bound.tab, i, line, sizeof(line)) == 0)
 			fprintf(stderr, RDZV_TAG ": bind%s: %s\n",
-			        bind.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "", line);
+			        bound.flags & RDZV_BIND_DRYRUN ? " (dry run)" : "", line);
 }
 
 /* A task's value of name into buf, or NULL when unset (or too long). */
@@ -411,7 +411,7 @@ static int amd_task(spank_t sp, const struct rdzv_step *step, const struct rdzv_
 	char ze[GPULIST_MAX], warn[RDZV_ERRLEN];
 	struct rdzv_amd_vis v;
 
-	if (bind.flags & RDZV_BIND_DRYRUN)
+	if (bound.flags & RDZV_BIND_DRYRUN)
 		return 0;
 	v.rocr = task_value(sp, "ROCR_VISIBLE_DEVICES", rocr, sizeof(rocr));
 	v.cuda = task_value(sp, "CUDA_VISIBLE_DEVICES", cuda, sizeof(cuda));
@@ -424,12 +424,12 @@ static int amd_task(spank_t sp, const struct rdzv_step *step, const struct rdzv_
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", warn);
 	(void)step;
 	/* A profile's value stays; the user's exported one wins at apply. */
-	if (bind.miopen[0]
+	if (bound.miopen[0]
 	    && ((!rdzv_envset_find(env, "MIOPEN_USER_DB_PATH")
-	         && rdzv_envset_add(env, "MIOPEN_USER_DB_PATH", bind.miopen, RDZV_SET_DEFAULT,
+	         && rdzv_envset_add(env, "MIOPEN_USER_DB_PATH", bound.miopen, RDZV_SET_DEFAULT,
 	                            "binding", err, errlen) < 0)
 	        || (!rdzv_envset_find(env, "MIOPEN_CUSTOM_CACHE_DIR")
-	            && rdzv_envset_add(env, "MIOPEN_CUSTOM_CACHE_DIR", bind.miopen,
+	            && rdzv_envset_add(env, "MIOPEN_CUSTOM_CACHE_DIR", bound.miopen,
 	                               RDZV_SET_DEFAULT, "binding", err, errlen) < 0)))
 		return -1;
 	return 0;
@@ -445,63 +445,63 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	int have, isolated = 0, first = t->local_rank == 0, per_task, cg[64];
 	size_t ncg = 0;
 
-	if (first && bind.warning[0])
-		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.warning);
-	if (first && bind.miopen_note[0])
-		fprintf(stderr, RDZV_TAG ": warning: %s\n", bind.miopen_note);
-	if (!bind.tab)
+	if (first && bound.warning[0])
+		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bound.warning);
+	if (first && bound.miopen_note[0])
+		fprintf(stderr, RDZV_TAG ": warning: %s\n", bound.miopen_note);
+	if (!bound.tab)
 		return 0;
-	if (first && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
+	if (first && (bound.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		print_table();
 	else if (first && rdzv.verbose)
 		fprintf(stderr, RDZV_TAG ": bind: identity: %s%s; %s\n",
-		        bind.ident->positional ? "by position: " : "", bind.ident->why, bind.model_note);
+		        bound.ident->positional ? "by position: " : "", bound.ident->why, bound.model_note);
 	/* The same on every node as a rule: said once, by the step's first task. */
-	if (first && step->node_id == 0 && bind.tab->note[0] && (bind.flags & RDZV_BIND_GPU))
-		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bind.tab->note);
+	if (first && step->node_id == 0 && bound.tab->note[0] && (bound.flags & RDZV_BIND_GPU))
+		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", bound.tab->note);
 	if ((have = rdzv_job_getenv(sp, vis_var(), visible, sizeof(visible))) < 0)
 		return rdzv_err(err, errlen, "%s is too long", vis_var());
 	/* The row of the task's own GPUs: Slurm may have narrowed its list
 	 * (--gpus-per-task, --gpu-bind, --ntasks-per-gpu) before task_init. */
-	per_task = RENUMBERED_PER_TASK && have && strcmp(visible, bind.visible) != 0
+	per_task = RENUMBERED_PER_TASK && have && strcmp(visible, bound.visible) != 0
 	           && in_step_device_cgroup();
 	/* A list renumbered for this task alone names no GPU; its devices
 	 * cgroup (v1) does, when Slurm constrained it. */
-	if (per_task && (ncg = rdzv_identity_cgroup_gpus(bind.ident, rdzv.conf.identity_root[0]
+	if (per_task && (ncg = rdzv_identity_cgroup_gpus(bound.ident, rdzv.conf.identity_root[0]
 	                                                 ? rdzv.conf.identity_root : NULL, cg,
 	                                                 sizeof(cg) / sizeof(cg[0]))) > 0)
-		row = rdzv_bind_task_row_gpus(bind.tab, t->local_rank, cg, ncg, &how, why, sizeof(why));
+		row = rdzv_bind_task_row_gpus(bound.tab, t->local_rank, cg, ncg, &how, why, sizeof(why));
 	else
-		row = rdzv_bind_task_row(bind.tab, t->local_rank, have ? visible : NULL, bind.ident,
+		row = rdzv_bind_task_row(bound.tab, t->local_rank, have ? visible : NULL, bound.ident,
 		                         per_task, &how, why, sizeof(why));
-	if (bind.amd && amd_task(sp, step, t, env, err, errlen) < 0)
+	if (bound.amd && amd_task(sp, step, t, env, err, errlen) < 0)
 		return -1;
 	if (!row) {
 		if (how == RDZV_ROW_SKIP)
 			fprintf(stderr, RDZV_TAG ": warning: task %u: binding skipped: %s\n", t->rank, why);
 		return 0;
 	}
-	if (why[0] && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
+	if (why[0] && (bound.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		fprintf(stderr, RDZV_TAG ": bind: task %u: %s\n", t->rank, why);
-	if (how == RDZV_ROW_OWN && (bind.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
+	if (how == RDZV_ROW_OWN && (bound.flags & (RDZV_BIND_VERBOSE | RDZV_BIND_DRYRUN)))
 		fprintf(stderr, RDZV_TAG ": bind: task %u: its own %s=%s: gpu %d %s, "
 		        "%s%s%s, cpus %s\n", t->rank, vis_var(), visible, row->gpu, row->busid,
-		        bind.tab->slingshot ? "nic" : "UCX_NET_DEVICES",
-		        bind.tab->slingshot ? " " : row->ucx[0] ? "=" : " ",
-		        bind.tab->slingshot ? (row->ifname[0] ? row->ifname : "none")
+		        bound.tab->slingshot ? "nic" : "UCX_NET_DEVICES",
+		        bound.tab->slingshot ? " " : row->ucx[0] ? "=" : " ",
+		        bound.tab->slingshot ? (row->ifname[0] ? row->ifname : "none")
 		                            : row->ucx[0] ? row->ucx : "unset", row->cpus);
-	if (rdzv_bind_fill_row(bind.tab, row, bind.flags, have ? visible : NULL,
-	                       bind.have_visible ? bind.visible : NULL, env, &isolated, err,
+	if (rdzv_bind_fill_row(bound.tab, row, bound.flags, have ? visible : NULL,
+	                       bound.have_visible ? bound.visible : NULL, env, &isolated, err,
 	                       errlen) < 0)
 		return -1;
-	if ((bind.flags & RDZV_BIND_ISOLATE) && !isolated && !(bind.flags & RDZV_BIND_DRYRUN)
+	if ((bound.flags & RDZV_BIND_ISOLATE) && !isolated && !(bound.flags & RDZV_BIND_DRYRUN)
 	    && row->gpu >= 0)
 		fprintf(stderr, RDZV_TAG ": warning: task %u: %s=%s was set for this "
 		        "task by Slurm (--gpu-bind) or a prolog: isolate left it\n", t->rank,
 		        vis_var(), have ? visible : "");
-	if (!(bind.flags & RDZV_BIND_CPU))
+	if (!(bound.flags & RDZV_BIND_CPU))
 		return 0;
-	if (rdzv_bind_apply_row(bind.tab, row, !!(bind.flags & RDZV_BIND_DRYRUN), &oc, err,
+	if (rdzv_bind_apply_row(bound.tab, row, !!(bound.flags & RDZV_BIND_DRYRUN), &oc, err,
 	                        errlen) < 0)
 		return -1;
 	/* Each task knows only its own affinity; node 0's tasks speak for all
@@ -515,15 +515,15 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 
 const char *rdzv_bind_gpu_model(void)
 {
-	return bind.gpu_model;
+	return bound.gpu_model;
 }
 
 void rdzv_bind_exit(void)
 {
-	rdzv_bind_table_destroy(bind.tab);
-	bind.tab = NULL;
-	rdzv_identity_destroy(bind.ident);
-	bind.ident = NULL;
-	rdzv_topo_destroy(bind.topo);
-	bind.topo = NULL;
+	rdzv_bind_table_destroy(bound.tab);
+	bound.tab = NULL;
+	rdzv_identity_destroy(bound.ident);
+	bound.ident = NULL;
+	rdzv_topo_destroy(bound.topo);
+	bound.topo = NULL;
 }

@@ -6,7 +6,7 @@
  *   =      names match exactly; without it each name is a prefix
  *          ("mlx5" matches mlx5_0, mlx5_1, ...);
  *   :port  only that port of the device; without it, every port.
- * Used for the profile's allow-list (rdzv_profile_hca_allow) that binding
+ * Used for a profile's allow-list (its hca directive) that binding
  * intersects with the NICs it picks. NCCL's own reader skips what it cannot
  * read; this one refuses it with the item named, because an admin's typo
  * would otherwise silently allow or forbid every NIC. */
