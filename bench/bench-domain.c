@@ -1,4 +1,4 @@
-/* bench-domain.c: what nvlink_domain=block costs (issue 26), for steps of one
+/* bench-domain.c: what nvlink_domain=block costs, for steps of one
  * NVL72 rack to a 3000-rack machine (18 nodes a rack, 4 tasks a node):
  *   srun   Slurm's block text read into the step's domain map
  *          (rdzv_domains_from_blocks), the map's text for the nodes

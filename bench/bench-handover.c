@@ -1,5 +1,5 @@
 /* bench-handover.c: what srun and each node spend on a step's node order and
- * NVLink domain map (issue 31), from the files Slurm's answers would give:
+ * NVLink domain map, from the files Slurm's answers would give:
  *
  *   bench-handover [--header] [--case NAME] [--reps N] [--wall] [--save DIR]
  *                  NODES TOPO LAYOUT

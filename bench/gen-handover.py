@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gen-handover.py: the input files of bench/bench-handover for one step, as
-Slurm would give them to srun (issue 31).
+Slurm would give them to srun.
 
   gen-handover.py CLUSTER CASE NODES OUTDIR [--seed N] [--name-len L] [--order O]
 

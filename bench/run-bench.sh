@@ -12,11 +12,11 @@
 #           ($RDZV_TOPOLOGIES, default $top_srcdir/tests/topo/fixtures),
 #           cold, new process, repeated; per-task row cost; again with
 #           hwloc's libxml2/gl/opencl plugins blacklisted
-#   domains bench/bench-domain: nvlink_domain=block's work (issue 26) for
+#   domains bench/bench-domain: nvlink_domain=block's work for
 #           steps of 1 to 3000 NVL72 racks: srun's domain map and Megatron
 #           group check, a node's parse and place
 #   handover bench/bench-handover: srun's node order and NVLink domain map
-#           for a step and one node's reading of them (issue 31), on GB200
+#           for a step and one node's reading of them, on GB200
 #           (18-tray racks, 4 tasks a node) and H100 (blocks of 32, 8 tasks
 #           a node) steps of 1k-64k nodes with fragmented node lists (16 of
 #           18 trays, 80% of a pool, every other node), random rank order
@@ -29,11 +29,11 @@
 #           profile / torch + binding from a real topology / all three;
 #           configurations interleaved, a random order each round, one
 #           allocation, one srun per sample
-#   layout  the one look-up per step that srun makes (issue 25): the step's
+#   layout  the one look-up per step that srun makes: the step's
 #           layout from slurmctld (slurm_job_step_layout_get), timed inside
 #           srun and printed under --rdzv-verbose; BENCH_REPS steps of 3 x 4
 #           and of 3 x 1
-#   fail    time from a rank's failure to srun's exit (issue 21): rank 3 of
+#   fail    time from a rank's failure to srun's exit: rank 3 of
 #           2 nodes x 2 exits 1 before init (--rdzv=torch), is SIGKILLed after
 #           init (--rdzv=torch), a torchrun worker exits 1 (--rdzv=torchrun);
 #           BENCH_FAIL_REPS rounds (default 10)
@@ -126,7 +126,7 @@ verify_launch() {
 # none: rdzv.so not loaded; none2: the same again, an A/A control whose
 # ratio to none shows the noise floor of this run; off: loaded, mode=off;
 # torch: mode=torch; profile, bind: torch plus one of the two; full: torch +
-# binding + profile; hang: torch + debug=hang (issue 27: armed, each task
+# binding + profile; hang: torch + debug=hang (armed, each task
 # makes its step directory and gets three variables; torch is the same
 # with it off, the default).
 launch_configs=(none none2 off torch profile bind full hang)

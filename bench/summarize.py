@@ -25,9 +25,9 @@ TITLE = {
     "launch": "Launch overhead: wall time of one step (srun to exit), plugin configurations "
               "interleaved",
     "ttfc": "Time to first collective: srun start to the last rank's first all-reduce done",
-    "layout": "srun's one look-up per step: the step's layout from slurmctld (issue 25), "
+    "layout": "srun's one look-up per step: the step's layout from slurmctld, "
               "timed inside srun",
-    "fail": "A failed rank: time from its failure to srun's exit (issue 21; without the "
+    "fail": "A failed rank: time from its failure to srun's exit (without the "
             "plugin's kill-on-bad-exit the others wait for PyTorch's 30-minute timeout)",
 }
 

@@ -40,6 +40,7 @@
 #include "failure.h" /* rdzv_environ_rank: the torchrun watcher reads RANK the same way */
 #include "hang.h"
 #include "hostlist.h"
+#include "util.h"
 
 #define PROG "rdzv-hang"
 #define MAX_PROCS 1024
@@ -59,35 +60,11 @@ static void usage(FILE *f)
 	        "  -h, --help          this text\n");
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
-}
-
-/* A whole small file (at most cap - 1 bytes), NUL-terminated. Returns the
- * length or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got < cap - 1 && (n = read(fd, buf + got, cap - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = '\0';
-	return got;
 }
 
 /* NAME's value in an environ block, or NULL. */
@@ -108,14 +85,9 @@ static const char *env_in(const char *env, size_t n, const char *name)
 
 static int parse_u32(const char *s, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 0xffffffffUL)
+	if (!s || rdzv_parse_u64(s, 0, UINT32_MAX, &v) < 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -159,7 +131,7 @@ static unsigned long long proc_start(long pid)
 	int field;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (slurp(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	if (rdzv_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return 0;
 	/* Fields after ") ": state is field 3; starttime is field 22. */
 	for (field = 2; *p && field < 22; p++)
@@ -176,7 +148,7 @@ static long proc_ppid(long pid)
 	long v = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (slurp(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	if (rdzv_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return 0;
 	if (sscanf(p, ") %*c %ld", &v) != 1)
 		return 0;
@@ -294,7 +266,7 @@ static int collect(const char *jobstep)
 			 * that gets the signal, never a reused pid. */
 			c[nc].pidfd = pidfd_of(pid);
 			snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-			if ((n = slurp(path, env, ENV_MAX)) <= 0)
+			if ((n = rdzv_read_small(path, env, ENV_MAX)) <= 0)
 				continue;
 			if (!(v = env_in(env, (size_t)n, "SLURM_JOB_ID")) || strcmp(v, jobs) != 0
 			    || !(v = env_in(env, (size_t)n, "SLURM_STEP_ID")) || strcmp(v, steps) != 0
@@ -308,7 +280,7 @@ static int collect(const char *jobstep)
 			snprintf(path, sizeof(path), "/proc/%ld/status", pid);
 			/* Only a process that catches the signal gets it: its
 			 * default action would end the process. */
-			if (slurp(path, status, sizeof(status)) <= 0
+			if (rdzv_read_small(path, status, sizeof(status)) <= 0
 			    || rdzv_hang_sigcgt(status, strlen(status), RDZV_HANG_SIGNAL) != 1)
 				continue;
 			snprintf(c[nc].path, sizeof(c[nc].path), "%s/%ld.stack", dir, pid);
@@ -343,7 +315,7 @@ static int collect(const char *jobstep)
 	/* faulthandler writes from the handler: the file grows, then stays.
 	 * Wait until every signalled file has grown and been still for 100 ms
 	 * (3 s at most). */
-	t0 = now_ms();
+	t0 = rdzv_now_ms();
 	{
 		off_t last[MAX_PROCS];
 		long still[MAX_PROCS];
@@ -367,14 +339,14 @@ static int collect(const char *jobstep)
 				}
 				if (st.st_size != last[i]) {
 					last[i] = st.st_size;
-					still[i] = now_ms();
+					still[i] = rdzv_now_ms();
 				}
-				if (st.st_size == c[i].size0 || now_ms() - still[i] < 100)
+				if (st.st_size == c[i].size0 || rdzv_now_ms() - still[i] < 100)
 					pending++;
 				else
 					still[i] = -1; /* done */
 			}
-			if (!pending || now_ms() - t0 > 3000)
+			if (!pending || rdzv_now_ms() - t0 > 3000)
 				break;
 		}
 	}
@@ -425,7 +397,7 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 	pid_t pid;
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap);
-	long deadline = now_ms() + (long)timeout_s * 1000;
+	long deadline = rdzv_now_ms() + (long)timeout_s * 1000;
 
 	if (!buf || pipe(p) < 0) {
 		free(buf);
@@ -451,7 +423,7 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 	for (;;) {
 		ssize_t n;
 
-		if (now_ms() > deadline) {
+		if (rdzv_now_ms() > deadline) {
 			kill(pid, SIGTERM);
 			fprintf(stderr, PROG ": %s did not end within %d s: stopped\n", argv[0], timeout_s);
 			killed = 1;

@@ -265,26 +265,13 @@ static struct {
 
 
 /* Reads a /proc file whole (small ones); returns its length or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, got = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)got < len && (n = read(fd, buf + got, len - (size_t)got)) > 0)
-		got += n;
-	close(fd);
-	return got;
-}
-
 static int proc_state(int pid, char *state, int *code)
 {
 	char path[64], buf[1024];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = read_small(path, buf, sizeof(buf));
+	n = rdzv_read_small(path, buf, sizeof(buf));
 	return n > 0 ? rdzv_proc_stat_parse(buf, (size_t)n, state, NULL, code) : -1;
 }
 
@@ -304,7 +291,7 @@ static int agent_children(int pid, int *pids, int max)
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", pid, d->d_name);
-		if ((len = read_small(path, buf, sizeof(buf) - 1)) <= 0)
+		if ((len = rdzv_read_small(path, buf, sizeof(buf))) <= 0)
 			continue;
 		if ((k = rdzv_pid_list_parse(buf, (size_t)len, pids + n, max - n)) > 0)
 			n += k;
@@ -384,7 +371,7 @@ static void watch_agent(struct agent *a, long now)
 		if (st != 'Z') {
 			if (!w->has_rank) {
 				snprintf(path, sizeof(path), "/proc/%d/environ", w->pid);
-				n = read_small(path, env, sizeof(env));
+				n = rdzv_read_small(path, env, sizeof(env));
 				/* A torchrun worker: the agent set RANK and
 				 * TORCHELASTIC_RUN_ID (not a wrapper's grep). */
 				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0

@@ -405,7 +405,7 @@ out:
 	free(flag);
 }
 
-/* The NVLink fabric (issue 26): each node's local rank 0 read it on the GPU
+/* The NVLink fabric: each node's local rank 0 read it on the GPU
  * path. GPUs of one node in different cliques, a node whose GPUs are not
  * registered or not healthy, and nodes in different NVLink domains are
  * named: a warning, or a failure when the step forces NCCL's multi-node

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -224,4 +225,18 @@ int rdzv_private_dir(const char *path, char *err, size_t errlen)
 		return rdzv_err(err, errlen, "%s is open to others (mode %03o)", path,
 		                (unsigned)(st.st_mode & 0777));
 	return 0;
+}
+
+ssize_t rdzv_read_small(const char *path, char *buf, size_t cap)
+{
+	int fd;
+	ssize_t n, got = 0;
+
+	if (cap == 0 || (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -1;
+	while ((size_t)got < cap - 1 && (n = read(fd, buf + got, cap - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
 }

@@ -3,6 +3,7 @@
 #define RDZV_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #if defined(__GNUC__)
@@ -61,6 +62,11 @@ int rdzv_host_name_ok(const char *s, size_t n);
 
 /* Milliseconds on the monotonic clock. */
 long rdzv_now_ms(void);
+
+/* At most cap - 1 bytes of a small file (a /proc file), NUL-terminated
+ * after them; binary-safe (an environ block). Never follows a final
+ * symbolic link. Returns the length, or -1. */
+ssize_t rdzv_read_small(const char *path, char *buf, size_t cap);
 
 /* v in decimal into out (at most 10 bytes, no NUL); returns the digits
  * written. For texts built without printf (node orders of 65,536 nodes). */

@@ -5,7 +5,10 @@
 #include "tap.h"
 #include "util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char err[512];
 
@@ -426,6 +429,33 @@ static void test_env(void)
 
 /* The per-node path of topology= and nvml_library= (lib/common/util.c):
  * both take %n and %%, and refuse the same things. */
+/* rdzv_read_small: /proc-sized files, binary-safe, bounded, no link followed. */
+static void test_read_small(void)
+{
+	char dir[] = "/tmp/rdzv-readsmall.XXXXXX", path[64], link[80], buf[8];
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "a temporary directory");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/env", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	if ((f = fopen(path, "w"))) {
+		fwrite("A=1\0B=22\0", 1, 9, f);
+		fclose(f);
+	}
+	ok(rdzv_read_small(path, buf, sizeof(buf)) == 7 && memcmp(buf, "A=1\0B=2", 8) == 0,
+	   "read_small: at most cap - 1 bytes, NULs kept, NUL-terminated");
+	ok(symlink(path, link) == 0 && rdzv_read_small(link, buf, sizeof(buf)) == -1,
+	   "read_small: a final symbolic link is not followed");
+	ok(rdzv_read_small(path, buf, 0) == -1, "read_small: no room, no read");
+	ok(rdzv_read_small("/nonexistent/x", buf, sizeof(buf)) == -1, "read_small: a missing file");
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_path_node(void)
 {
 	static const struct {
@@ -478,6 +508,7 @@ int main(void)
 {
 	test_invalid_conf();
 	test_path_node();
+	test_read_small();
 	test_conf();
 	test_bool();
 	test_opts();
