@@ -13,6 +13,15 @@
 static char err[1024], eph_path[300];
 static const struct rdzv_port_range range = { 29500, 29999 };
 
+/* srun's plan for job 100, step 2, port 31000; nothing else known. */
+static void plan_100_2(struct rdzv_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->job_id = 100;
+	p->step_id = 2;
+	p->port = 31000;
+}
+
 static void base(struct rdzv_rank0_in *in, const struct rdzv_plan *plan, const char *dist)
 {
 	memset(in, 0, sizeof(*in));
@@ -35,10 +44,7 @@ static void test_plan_text(void)
 	struct rdzv_plan p, q;
 	char text[256];
 
-	memset(&p, 0, sizeof(p));
-	p.job_id = 100;
-	p.step_id = 2;
-	p.port = 31000;
+	plan_100_2(&p);
 	snprintf(p.host, sizeof(p.host), "n3");
 	p.order_known = 1;
 	p.order = "2,0,1,3";
@@ -68,10 +74,7 @@ static void test_with_layout(void)
 	struct rdzv_rank0 r;
 	struct rdzv_plan p;
 
-	memset(&p, 0, sizeof(p));
-	p.job_id = 100;
-	p.step_id = 2;
-	p.port = 31000;
+	plan_100_2(&p);
 	p.order_known = 1;
 	p.order = "2,0,1,3";
 	base(&in, &p, "block");
@@ -100,10 +103,7 @@ static void test_without_layout(void)
 	struct rdzv_rank0 r;
 	struct rdzv_plan p;
 
-	memset(&p, 0, sizeof(p));
-	p.job_id = 100;
-	p.step_id = 2;
-	p.port = 31000;
+	plan_100_2(&p);
 	base(&in, &p, "cyclic");
 	ok(rdzv_rank0_place(&in, &r, err, sizeof(err)) == 0 && strcmp(r.host, "n1") == 0
 	   && r.node_rank == 1, "no layout, no host: node 0 of the list (%s)", err);
