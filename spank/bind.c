@@ -404,8 +404,8 @@ static const char *task_value(spank_t sp, const char *name, char *buf, size_t le
  * (lib/bind/bindmode.c), and MIOpen's caches on the node (user_init made
  * the directory). A user's own selection is said once, by the step's
  * first task: it is the same in every task. */
-static int amd_task(spank_t sp, const struct rdzv_step *step, const struct rdzv_task *t,
-                    struct rdzv_envset *env, char *err, size_t errlen)
+static int amd_task(spank_t sp, const struct rdzv_task *t, struct rdzv_envset *env, char *err,
+                    size_t errlen)
 {
 	char rocr[GPULIST_MAX], cuda[GPULIST_MAX], hip[GPULIST_MAX], ord[GPULIST_MAX];
 	char ze[GPULIST_MAX], warn[RDZV_ERRLEN];
@@ -422,7 +422,6 @@ static int amd_task(spank_t sp, const struct rdzv_step *step, const struct rdzv_
 		return -1;
 	if (warn[0] && t->rank == 0)
 		fprintf(stderr, RDZV_TAG ": warning: binding: %s\n", warn);
-	(void)step;
 	/* A profile's value stays; the user's exported one wins at apply. */
 	if (bound.miopen[0]
 	    && ((!rdzv_envset_find(env, "MIOPEN_USER_DB_PATH")
@@ -474,7 +473,7 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	else
 		row = rdzv_bind_task_row(bound.tab, t->local_rank, have ? visible : NULL, bound.ident,
 		                         per_task, &how, why, sizeof(why));
-	if (bound.amd && amd_task(sp, step, t, env, err, errlen) < 0)
+	if (bound.amd && amd_task(sp, t, env, err, errlen) < 0)
 		return -1;
 	if (!row) {
 		if (how == RDZV_ROW_SKIP)
