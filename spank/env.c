@@ -81,7 +81,8 @@ void rdzv_step_handover_sweep(spank_t sp)
 {
 	struct rdzv_ho_env env = { step_get, step_set, step_unset, sp };
 	static const char *const names[] = { RDZV_HO_PLAN, RDZV_HO_DOMAINS, RDZV_HO_REPORT,
-		                             RDZV_HO_HANG_ASK, RDZV_HO_DOMAIN_ASK, RDZV_HO_SRUN };
+		                             RDZV_HO_HANG_ASK, RDZV_HO_DOMAIN_ASK, RDZV_HO_SRUN,
+		                             RDZV_HO_REFUSED };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -90,7 +91,7 @@ void rdzv_step_handover_sweep(spank_t sp)
 
 void rdzv_srun_handover_clear(void)
 {
-	static const char *const names[] = { RDZV_HO_PLAN, RDZV_HO_DOMAINS };
+	static const char *const names[] = { RDZV_HO_PLAN, RDZV_HO_DOMAINS, RDZV_HO_REFUSED };
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -19,6 +19,7 @@ struct rdzv_plugin {
 	int verbose;
 	/* remote (slurmstepd) state, computed once per node in user_init */
 	int active;               /* this step gets variables */
+	int refused;              /* srun refused the step after creating it */
 	struct rdzv_step step;
 	char error[RDZV_ERRLEN + 32]; /* saved by user_init, reported by task_init */
 	char conf_error[RDZV_ERRLEN + 32]; /* plugstack line refused in slurmstepd only */

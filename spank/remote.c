@@ -539,6 +539,22 @@ fail:
 	return rv;
 }
 
+/* Whether srun refused this step after creating it (handover.h): its mark
+ * names this job and step. The mark leaves the tasks' environment. */
+static int step_refused(spank_t sp, uint32_t step)
+{
+	char *text = NULL;
+	uint32_t job = 0, mjob, mstep;
+	int yes;
+
+	if (rdzv_step_take(sp, RDZV_HO_REFUSED, NULL, &text, NULL, 0) <= 0)
+		return 0;
+	yes = spank_get_item(sp, S_JOB_ID, &job) == ESPANK_SUCCESS
+	      && rdzv_refused_parse(text, &mjob, &mstep) == 0 && mjob == job && mstep == step;
+	free(text);
+	return yes;
+}
+
 static void save_error(const char *what, const char *err)
 {
 	if (!rdzv.error[0])
@@ -570,6 +586,14 @@ int rdzv_remote_user_init(spank_t sp)
 	if (spank_get_item(sp, S_JOB_STEPID, &rdzv.step.step_id) != ESPANK_SUCCESS
 	    || rdzv.step.step_id >= SPECIAL_STEP_MIN)
 		return 0; /* batch, extern, interactive steps: nothing to do */
+	/* Refused by srun, which said why: no work for it on this node; every
+	 * task ends before exec (task_init), so the step ends in slurmctld. */
+	if (step_refused(sp, rdzv.step.step_id)) {
+		rdzv.refused = 1;
+		slurm_verbose(RDZV_TAG ": step %u refused by srun: its tasks end before exec",
+		              rdzv.step.step_id);
+		return 0;
+	}
 	rdzv.active = 1;
 	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
 		save_error("", err);
@@ -759,6 +783,8 @@ int rdzv_remote_task_init(spank_t sp)
 	 * warning signals it forwards; off, three comparisons. */
 	int agent = rdzv.active && rdzv.mode && (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE);
 
+	if (rdzv.refused)
+		fail_task(0, 0, NULL); /* srun said why, once */
 	if (rdzv_hang_armed() || rdzv_hang_timeout() || agent) {
 		uint32_t r = 0;
 

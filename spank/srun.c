@@ -71,13 +71,38 @@ void rdzv_srun_init(void)
 	rdzv_failure_srun_init(cmd.argc, cmd.argv);
 }
 
+/* Megatron's world size against TP x PP x CP where srun's command line
+ * fixes it (srun -n 4, -N 2 --ntasks-per-node=2): the same refusal as the
+ * one local_user_init makes with the step's real count, before any step.
+ * Not for a heterogeneous line (sz is its first component) nor with
+ * -n/-N left to the allocation. at: the program's index in srun's line. */
+static int megatron_world(const struct rdzv_srun_size *sz, int at, char *err, size_t errlen)
+{
+	struct rdzv_megatron_layout ml;
+	unsigned long n = rdzv_srun_exact_tasks(sz);
+	char msg[RDZV_ERRLEN];
+	int i;
+
+	if (!n || n > UINT32_MAX)
+		return 0;
+	for (i = at; i < cmd.argc; i++)
+		if (strcmp(cmd.argv[i], ":") == 0)
+			return 0;
+	if (rdzv_megatron_read(cmd.argc - at, cmd.argv + at, environ, &ml, msg, sizeof(msg)) < 0)
+		return 0; /* said with the step's facts in local_user_init */
+	if (rdzv_megatron_check_world(&ml, (uint32_t)n, msg, sizeof(msg)) < 0)
+		return rdzv_err(err, errlen, "--rdzv=megatron layout check: %s", msg);
+	return 0;
+}
+
 /* What srun's own command line already decides, refused here, before srun
  * asks for an allocation: a refusal after it (local_user_init) leaves the
  * job holding its nodes, and srun's allocation shepherd holding the
  * terminal, for about 20 s. A framework launcher (deepspeed, torchrun, ...)
  * under a one-task-per-rank mode in a step that certainly has several tasks
  * (-n, -N, --ntasks-per-node), and a one-launcher-per-node mode asked for
- * more tasks than nodes. What the command line leaves open is checked again
+ * more tasks than nodes, and Megatron's world size where the line fixes it.
+ * What the command line leaves open is checked again
  * in local_user_init with the step's real counts. */
 static int early_check(const struct rdzv_mode *mode, char *err, size_t errlen)
 {
@@ -98,9 +123,12 @@ static int early_check(const struct rdzv_mode *mode, char *err, size_t errlen)
 		                "--ntasks-per-node=1", mode->name,
 		                sz.per_node > 1 ? "several tasks per node" : "more tasks than nodes");
 	at = rdzv_srun_command_index(cmd.argc, cmd.argv);
-	if ((mode->flags & RDZV_MODE_REFUSES_LAUNCHERS) && min > 1 && at > 0)
-		return rdzv_launcher_check(mode->name, cmd.argc - at, cmd.argv + at, environ,
-		                           (uint32_t)min, err, errlen);
+	if ((mode->flags & RDZV_MODE_REFUSES_LAUNCHERS) && min > 1 && at > 0
+	    && rdzv_launcher_check(mode->name, cmd.argc - at, cmd.argv + at, environ,
+	                           (uint32_t)min, err, errlen) < 0)
+		return -1;
+	if (strcmp(mode->name, "megatron") == 0 && at > 0)
+		return megatron_world(&sz, at, err, errlen);
 	return 0;
 }
 
@@ -407,6 +435,37 @@ static void release_own_allocation(const struct rdzv_srun_step *s)
 		slurm_verbose(RDZV_TAG ": released job %u, made by srun for the refused step", s->job);
 }
 
+/* Every refusal of a step srun has created (its reason already said) ends
+ * here. Refusing in this hook would leave the step in slurmctld: srun
+ * aborts the launch and exits, its shepherd's kill finds no slurmstepd, and
+ * the step holds its CPUs and GPUs until the job ends, so the next srun of a
+ * salloc or batch script waits ("Requested nodes are busy"). So:
+ *   - srun made the job for this step alone: the job is completed and srun
+ *     refuses (-1), nothing launches;
+ *   - the job is the user's (salloc, sbatch, --jobid): the step launches
+ *     marked refused (handover.h); each node ends every task before exec
+ *     (remote.c), the step ends in slurmctld as a failed step does, the
+ *     allocation stays, and srun exits 1 (0 here).
+ * srun would print each node's "Exited with exit code 1": once is enough
+ * (SLURM_SRUN_REDUCE_TASK_EXIT_MSG, srun(1); the user's own value wins). */
+static int refuse_step(const struct rdzv_srun_step *s)
+{
+	char mark[32];
+
+	if (rdzv.srun_allocates || !s->has_ids) {
+		release_own_allocation(s);
+		return -1;
+	}
+	if (rdzv_refused_format(s->job, s->step, mark, sizeof(mark)) < 0
+	    || rdzv_handover_put(&rdzv_env_process, RDZV_HO_REFUSED, mark, NULL, 0) < 0)
+		return -1;
+	setenv("SLURM_SRUN_REDUCE_TASK_EXIT_MSG", "1", 0);
+	slurm_spank_log(RDZV_TAG ": step %u.%u does not run: its tasks end before they start, "
+	                "so that Slurm ends the step and job %u keeps its nodes for the next",
+	                s->job, s->step, s->job);
+	return 0;
+}
+
 static long us_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -490,8 +549,7 @@ int rdzv_srun_user_init(spank_t sp)
 plan_refused:
 	slurm_error(RDZV_TAG ": --rdzv=%s: %s", s.mode->name, err);
 refused:
-	rc = -1;
-	release_own_allocation(&s);
+	rc = refuse_step(&s);
 channels:
 	rdzv_domains_free(&bd.d);
 	rdzv_srun_layout_free(&lay);

@@ -242,3 +242,20 @@ int rdzv_handover_take(const struct rdzv_ho_env *env, const char *name, char **t
 	clear_parts(env, name, parts);
 	return rc < 0 ? -1 : 1;
 }
+
+int rdzv_refused_format(uint32_t job, uint32_t step, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%" PRIu32 ".%" PRIu32, job, step);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_refused_parse(const char *s, uint32_t *job, uint32_t *step)
+{
+	const char *p = s;
+
+	if (!s || rdzv_read_u32(&p, UINT32_MAX, job) < 0 || *p++ != '.'
+	    || rdzv_read_u32(&p, UINT32_MAX, step) < 0 || *p)
+		return -1;
+	return 0;
+}

@@ -40,6 +40,13 @@
  * srun --async, which runs no per-step srun hook (so no plan). A node
  * without a plan tells from it why. */
 #define RDZV_HO_SRUN RDZV_HANDOVER_PREFIX "SRUN"
+/* srun refused the step after it created it (local_user_init): "JOB.STEP".
+ * Slurm's srun only aborts the launch then, and slurmctld keeps the step,
+ * and the CPUs and GPUs it holds, until the job ends: no public call ends a
+ * step that no slurmstepd runs (a kill reaches no slurmstepd). So srun
+ * launches it marked refused, and each node ends every task before exec:
+ * the step ends in slurmctld as a failed step does, the allocation stays. */
+#define RDZV_HO_REFUSED RDZV_HANDOVER_PREFIX "STEP_REFUSED"
 
 /* An environment: srun's own (getenv/setenv) or a step's (spank_getenv...). */
 struct rdzv_ho_env {
@@ -66,6 +73,14 @@ int rdzv_handover_take(const struct rdzv_ho_env *env, const char *name, char **t
 
 /* Remove name and its parts. */
 void rdzv_handover_clear(const struct rdzv_ho_env *env, const char *name);
+
+/* The refusal mark's text, "JOB.STEP", into buf[len]. Returns 0, or -1 when
+ * it does not fit. */
+int rdzv_refused_format(uint32_t job, uint32_t step, char *buf, size_t len);
+
+/* Read a refusal mark: exactly "JOB.STEP", both decimal 32-bit numbers.
+ * Returns 0, or -1 for anything else (the caller then ignores it). */
+int rdzv_refused_parse(const char *s, uint32_t *job, uint32_t *step);
 
 /* How many variables a text of n bytes takes (1, or 1 + its parts). */
 size_t rdzv_handover_vars(const char *text);

@@ -166,35 +166,45 @@ static int tpn_matches(const struct rdzv_megatron_place *p)
 	       && nodes == p->nnodes && tasks == p->ntasks;
 }
 
-int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
-                        const struct rdzv_megatron_place *p, char *err, size_t errlen)
+int rdzv_megatron_check_world(const struct rdzv_megatron_layout *l, uint32_t ntasks, char *err,
+                              size_t errlen)
 {
-	uint64_t tp = l->tp.n, group = l->tp.n * l->pp.n * l->cp.n;
-	uint32_t plane = p->plane_size;
-	enum dist d = parse_dist(p->distribution, &plane);
-	int have_tpn = tpn_matches(p);
-	uint32_t small = UINT32_MAX, small_node = 0;
+	uint64_t group = l->tp.n * l->pp.n * l->cp.n;
 
-	if (p->ntasks == 0)
+	if (ntasks == 0)
 		return rdzv_err(err, errlen, "the step has no tasks");
-	if (p->ntasks % group != 0)
+	if (ntasks % group != 0)
 		return rdzv_err(err, errlen, "world size %u (the step's tasks) is not divisible by "
 		                "TP x PP x CP = %llu x %llu x %llu = %llu (from %s, %s, %s): "
 		                "Megatron would stop in initialize_model_parallel; run a multiple of "
-		                "%llu tasks or change the sizes", p->ntasks, (unsigned long long)l->tp.n,
+		                "%llu tasks or change the sizes", ntasks, (unsigned long long)l->tp.n,
 		                (unsigned long long)l->pp.n, (unsigned long long)l->cp.n,
 		                (unsigned long long)group, l->tp.from, l->pp.from, l->cp.from,
 		                (unsigned long long)group);
 	/* parallel_state.py: world % (ETP x EP x PP) for the expert groups. */
 	if ((l->ep.n > 1 || l->etp.n != l->tp.n)
-	    && p->ntasks % (l->etp.n * l->ep.n * l->pp.n) != 0)
+	    && ntasks % (l->etp.n * l->ep.n * l->pp.n) != 0)
 		return rdzv_err(err, errlen, "world size %u is not divisible by ETP x EP x PP = "
 		                "%llu x %llu x %llu = %llu (from %s, %s, %s): Megatron would stop "
-		                "forming its expert-parallel groups", p->ntasks,
+		                "forming its expert-parallel groups", ntasks,
 		                (unsigned long long)l->etp.n, (unsigned long long)l->ep.n,
 		                (unsigned long long)l->pp.n,
 		                (unsigned long long)(l->etp.n * l->ep.n * l->pp.n), l->etp.from,
 		                l->ep.from, l->pp.from);
+	return 0;
+}
+
+int rdzv_megatron_check(const struct rdzv_megatron_layout *l,
+                        const struct rdzv_megatron_place *p, char *err, size_t errlen)
+{
+	uint64_t tp = l->tp.n;
+	uint32_t plane = p->plane_size;
+	enum dist d = parse_dist(p->distribution, &plane);
+	int have_tpn = tpn_matches(p);
+	uint32_t small = UINT32_MAX, small_node = 0;
+
+	if (rdzv_megatron_check_world(l, p->ntasks, err, errlen) < 0)
+		return -1;
 	if (tp == 1 || p->nnodes <= 1 || p->by_domain)
 		return 0; /* a TP group of one, everything on one node, or NVLink beyond
 		           * the node: groups are checked by domain (srun) */

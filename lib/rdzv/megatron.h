@@ -50,8 +50,15 @@ struct rdzv_megatron_place {
 	                             * groups by domain in rdzv_megatron_check_domains */
 };
 
+/* Refuse a world size of ntasks tasks not divisible by TP*PP*CP, or by
+ * ETP*EP*PP where experts are split, with the numbers in the message: what
+ * srun's command line alone can decide (-n, or -N with --ntasks-per-node).
+ * Returns 0 or -1. */
+int rdzv_megatron_check_world(const struct rdzv_megatron_layout *l, uint32_t ntasks, char *err,
+                              size_t errlen);
+
 /* Refuse, with the numbers in the message:
- *   - a world size not divisible by TP*PP*CP;
+ *   - a world size not divisible by TP*PP*CP (rdzv_megatron_check_world);
  *   - TP larger than the tasks of a node (the group cannot fit on one node);
  *   - a block layout whose node boundaries cut a TP group (a node whose task
  *     count is not a multiple of TP);

@@ -211,6 +211,15 @@ unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz)
 	return sz->per_node;
 }
 
+unsigned long rdzv_srun_exact_tasks(const struct rdzv_srun_size *sz)
+{
+	if (sz->ntasks)
+		return sz->ntasks;
+	if (sz->nodes_min && sz->nodes_min == sz->nodes_max && sz->per_node)
+		return sz->nodes_min * sz->per_node;
+	return 0;
+}
+
 int rdzv_srun_names_job(int argc, char *const *argv)
 {
 	struct rdzv_srun_args it;

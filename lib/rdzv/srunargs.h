@@ -58,6 +58,13 @@ int rdzv_srun_size(int argc, char *const *argv, struct rdzv_srun_size *sz);
  * tasks per node; 0 when the command line does not say. */
 unsigned long rdzv_srun_min_tasks(const struct rdzv_srun_size *sz);
 
+/* The step's exact task count from sz: -n when given, else -N N (one
+ * number) times --ntasks-per-node; 0 when the command line leaves it open
+ * (SLURM_NTASKS or the allocation decides). A heterogeneous line (a ':'
+ * argument among argv) is the caller's to rule out: sz is its first
+ * component only. */
+unsigned long rdzv_srun_exact_tasks(const struct rdzv_srun_size *sz);
+
 /* Whether srun's command line names an existing job (--jobid): 1, 0, or -1
  * when it is malformed. */
 int rdzv_srun_names_job(int argc, char *const *argv);

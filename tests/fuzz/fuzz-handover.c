@@ -4,7 +4,9 @@
  * value of the next part (_1, _2, ...). Invariants: taking it returns 1, 0 or
  * -1; on 1 the text is a string and, when the value was a header, as long as
  * the header says; whatever the outcome, no variable of the name or its
- * parts is left; and the whole input put as one text comes back the same. */
+ * parts is left; and the whole input put as one text comes back the same.
+ * The first line is also read as a refusal mark: accepted only when it is
+ * the mark rdzv_refused_format writes for the numbers read. */
 #include "config.h"
 #include "fuzz.h"
 #include "handover.h"
@@ -37,6 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(strncmp(E.name[i], RDZV_HO_PLAN, strlen(RDZV_HO_PLAN)) != 0);
 	free(text);
 	text = NULL;
+	{
+		uint32_t job, step;
+		char again[32];
+
+		if (rdzv_refused_parse(p.v[0], &job, &step) == 0) {
+			FUZZ_ASSERT(rdzv_refused_format(job, step, again, sizeof(again)) == 0);
+			/* the same numbers, up to leading zeros */
+			FUZZ_ASSERT(strspn(p.v[0], "0123456789.") == strlen(p.v[0]));
+			FUZZ_ASSERT(strchr(p.v[0], '.') == strrchr(p.v[0], '.'));
+		}
+	}
 	/* The raw input as one text: put, then taken back the same. */
 	memenv_reset();
 	if ((whole = fuzz_string(data, size)) && strlen(whole) < 30 * RDZV_HANDOVER_PART) {

@@ -147,6 +147,32 @@ int main(void)
 	broken(bad_head, "malformed header", "a malformed header refuses it");
 	broken(huge_head, "malformed header", "a header of more parts than the limit refuses it");
 
+	/* The refusal mark (srun.c: a step refused after srun created it). */
+	{
+		static const char *const bad[] = { "", "5", "5.", ".0", "5.0.1", "5.0 ", " 5.0",
+		                                   "+5.0", "5.-1", "5,0", "4294967296.0",
+		                                   "5.4294967296", "5.0x", "0x5.0", NULL };
+		char mark[32];
+		uint32_t j = 1, st = 1;
+		int i, all = 1;
+
+		ok(rdzv_refused_format(4294967295u, 7, mark, sizeof(mark)) == 0
+		   && strcmp(mark, "4294967295.7") == 0, "refusal mark: JOB.STEP (%s)", mark);
+		ok(rdzv_refused_format(123456, 0, mark, 8) < 0, "... refused when it does not fit");
+		ok(rdzv_refused_parse("4294967295.7", &j, &st) == 0 && j == 4294967295u && st == 7,
+		   "... read back: job %u step %u", j, st);
+		ok(rdzv_refused_parse("007.00", &j, &st) == 0 && j == 7 && st == 0,
+		   "... leading zeros are the same number (Slurm prints none; harmless)");
+		for (i = 0; bad[i]; i++)
+			if (rdzv_refused_parse(bad[i], &j, &st) == 0) {
+				all = 0;
+				diag("accepted: '%s'", bad[i]);
+			}
+		ok(all, "... anything but two decimal 32-bit numbers and one dot is refused (%d forms)",
+		   i);
+		ok(rdzv_refused_parse(NULL, &j, &st) < 0, "... and no mark at all");
+	}
+
 	/* srun's side: this process's own environment. */
 	t = order_text(2 * RDZV_HANDOVER_PART + 5, 11);
 	rc = rdzv_handover_put(&rdzv_env_process, RDZV_HO_PLAN, t, err, sizeof(err));

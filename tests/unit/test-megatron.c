@@ -138,6 +138,24 @@ static void layouts(void)
 	ok(chk(tp8pp2, 12, 2, "6(x2)", "block", 0, 0, err, sizeof(err)) < 0
 	   && strstr(err, "world size 12") && strstr(err, "8 x 2 x 1 = 16"),
 	   "world size not divisible by TP x PP x CP is refused with the numbers (%s)", err);
+	{
+		struct rdzv_megatron_layout l;
+
+		/* srun's early check: the world size alone, as the line fixes it. */
+		ok(rd(tp8pp2, NULL, &l, err, sizeof(err)) == 0
+		   && rdzv_megatron_check_world(&l, 12, err, sizeof(err)) < 0
+		   && strstr(err, "world size 12 (the step's tasks) is not divisible by TP x PP x CP "
+		                  "= 8 x 2 x 1 = 16"),
+		   "world size alone: 12 against TP=8 PP=2 is refused with the numbers (%s)", err);
+		ok(rdzv_megatron_check_world(&l, 32, err, sizeof(err)) == 0,
+		   "... 32 is accepted (what only the layout decides is not checked here)");
+		ok(rdzv_megatron_check_world(&l, 0, err, sizeof(err)) < 0
+		   && strstr(err, "no tasks"), "... no tasks is refused (%s)", err);
+		ok(rd("python|x.py|--expert-model-parallel-size|3", NULL, &l, err, sizeof(err)) == 0
+		   && rdzv_megatron_check_world(&l, 4, err, sizeof(err)) < 0
+		   && strstr(err, "ETP x EP x PP = 1 x 3 x 1 = 3"),
+		   "... and the expert groups' product (%s)", err);
+	}
 	ok(chk("python|x.py|" TP "|4", 16, 3, "6,6,4", "block", 0, 0, err, sizeof(err)) < 0
 	   && strstr(err, "node 0 holds 6 tasks (ranks 0..5)")
 	   && strstr(err, "ranks 4..7 would straddle nodes 0 and 1"),

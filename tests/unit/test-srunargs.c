@@ -105,6 +105,24 @@ int main(void)
 		   && rdzv_srun_size(N("-nX", "x"), ARGV("-nX", "x"), &sz) == -1
 		   && rdzv_srun_size(N("-N2k", "x"), ARGV("-N2k", "x"), &sz) == -1,
 		   "a count srun would refuse decides nothing");
+		/* The exact count (Megatron's early world-size check). */
+		ok(rdzv_srun_size(N("-n4", "-N2", "x"), ARGV("-n4", "-N2", "x"), &sz) == 0
+		   && rdzv_srun_exact_tasks(&sz) == 4, "exact: -n4 -N2 is 4");
+		ok(rdzv_srun_size(N("-N2", "--ntasks-per-node=2", "x"),
+		                  ARGV("-N2", "--ntasks-per-node=2", "x"), &sz) == 0
+		   && rdzv_srun_exact_tasks(&sz) == 4, "exact: -N2 --ntasks-per-node=2 is 4");
+		ok(rdzv_srun_size(N("--nodes=2-4", "--ntasks-per-node=8", "x"),
+		                  ARGV("--nodes=2-4", "--ntasks-per-node=8", "x"), &sz) == 0
+		   && rdzv_srun_exact_tasks(&sz) == 0,
+		   "exact: --nodes=2-4 --ntasks-per-node=8 leaves it open (16 to 32)");
+		ok(rdzv_srun_size(N("-N2", "x"), ARGV("-N2", "x"), &sz) == 0
+		   && rdzv_srun_exact_tasks(&sz) == 0,
+		   "exact: -N2 alone leaves it open (SLURM_NTASKS or the allocation decides)");
+		ok(rdzv_srun_size(N("--ntasks-per-node=2", "x"), ARGV("--ntasks-per-node=2", "x"), &sz) == 0
+		   && rdzv_srun_exact_tasks(&sz) == 0,
+		   "exact: --ntasks-per-node=2 without -N leaves it open");
+		ok(rdzv_srun_size(N("x"), ARGV("x"), &sz) == 0 && rdzv_srun_exact_tasks(&sz) == 0,
+		   "exact: no count at all leaves it open");
 	}
 	return done_testing();
 }
