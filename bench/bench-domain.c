@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench-domain.c: what nvlink_domain=block costs, for steps of one
  * NVL72 rack to a 3000-rack machine (18 nodes a rack, 4 tasks a node):
  *   srun   Slurm's block text read into the step's domain map

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench-handover.c: what srun and each node spend on a step's node order and
  * NVLink domain map, from the files Slurm's answers would give:
  *

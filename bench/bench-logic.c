@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench-logic: what the plugin's logic costs, without Slurm.
  *
  *   bench-logic scale [--csv FILE] [--max-nodes N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench-topo: what binding costs per node and per task, for each real
  * topology given, with the code rdzv.so runs (lib/bind/topo.c, lib/bind/bindtable.c,
  * lib/bind/bindmode.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench-util.c: see bench.h. */
 #include "config.h"
 #include "bench.h"

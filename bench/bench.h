@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bench.h: timing, statistics and CSV output shared by the benchmark
  * programs (bench-logic, bench-topo). Not part of the plugin or its tests:
  * `make bench` builds and runs them (bench/run-bench.sh).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench/fail-leg.sh OUTDIR: run-bench.sh's fail part on the cluster of
 # RDZV_SLURM (host, 24.11, 26.05: tests/lib/e2e.sh picks its Slurm, ports,
 # lock and torchrun), for the version legs, where run-bench.sh's own cluster

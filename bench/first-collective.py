@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One rank of the time-to-first-collective benchmark (bench/run-bench.sh).
 
 Imports torch, meets the other ranks through env:// (gloo), runs one

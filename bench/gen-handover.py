@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """gen-handover.py: the input files of bench/bench-handover for one step, as
 Slurm would give them to srun.
 

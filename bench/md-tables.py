@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Markdown tables for doc/performance.md from a benchmark's results.csv.
 
   md-tables.py RESULTS.csv

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-bench.sh: the benchmarks of doc/performance.md, in one command.
 #
 #   make bench                      (from a build directory), or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Summarise the benchmark's raw samples (bench/run-bench.sh).
 
   summarize.py RAW.csv RESULTS.csv

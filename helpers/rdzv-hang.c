@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-hang: which rank of a hung step is not where the others are, and
  * where each rank is (rdzv-hang(1)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-hostfile: write a DeepSpeed hostfile ("host slots=N" per line) for
  * the current Slurm allocation, for users who keep the `deepspeed` launcher
  * (which reads --hostfile, default /job/hostfile, and fans out over ssh or

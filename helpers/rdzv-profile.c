@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-profile: the admin's offline view of the site NCCL profiles.
  *
  *   rdzv-profile [OPTIONS] check        check every profile in the directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-topo: print the binding table the plugin computes for a node, from
  * the live machine or an hwloc XML file, for a given set of the step's GPUs
  * and a task count. Same code as rdzv.so (lib/bind/topo.c, lib/bind/bindtable.c).

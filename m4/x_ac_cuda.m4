@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_CUDA: optional CUDA runtime + NCCL for the GPU path of the helpers.
 # --with-cuda=PATH (default: /usr/local/cuda when present); --without-cuda turns it off.
 AC_DEFUN([X_AC_CUDA], [

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_FLAGS: warnings (always), hardening (always), -Werror and sanitizers (switches).
 AC_DEFUN([X_AC_FLAGS], [
   AC_ARG_ENABLE([werror],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_HWLOC: hwloc >= 2 through pkg-config (required: binding is core).
 AC_DEFUN([X_AC_HWLOC], [
   PKG_CHECK_MODULES([HWLOC], [hwloc >= 2.0], [],

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # X_AC_SLURM: find Slurm's spank.h (Debian ships no slurm.pc), learn the
 # Slurm major the plugin is built for, and where plugins are installed.
 AC_DEFUN([X_AC_SLURM], [

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-env.c: libnccl-env-rdzv.so, an NCCL environment plugin (NCCL 2.28+,
  * NCCL_ENV_PLUGIN) that keeps a step's enforced profile entries in force
  * inside the process: every NCCL_* lookup goes through getEnv, which answers

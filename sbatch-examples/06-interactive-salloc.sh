@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 6. An interactive session: salloc, then as many sruns as you like.
 #
 #   salloc -N2 --ntasks-per-node=8 --gpus-per-node=8 --rdzv=torch

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A JAX multi-process smoke test: initialize from the environment, sum one
 number per process across all of them, check the answer.
 

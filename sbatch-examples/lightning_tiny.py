@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A Lightning Fabric smoke test: launch, all-reduce one number per rank,
 check the sum, and print one "LIGHTNING_REPORT {json}" line per rank (the
 cluster environment Lightning chose, its ranks and master, whether its Slurm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A tiny data-parallel training run, for trying the examples on any machine.
 
 Every process reads only the standard torch.distributed variables (RANK,

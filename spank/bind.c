@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bound.c: glue of topology-aware binding (--rdzv-bind). The logic is in
  * lib/bind/topo.c, lib/bind/bindtable.c and lib/bind/bindmode.c; this file only gathers
  * the step's facts, keeps the node's table between user_init and the

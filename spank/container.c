@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.c: glue of the container rule (logic and the reasons behind it
  * in lib/rdzv/container.h; what the user sees in doc/containers.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container_hooks.h: glue of the container rule, called from local.c
  * and remote.c (spank/container.c says when). Each returns 0, or -1 with a
  * reason in err. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domains.c: nvlink_domain=nvml across nodes. srun cannot see
  * the GPUs of other nodes, and a node sees only its own: so for a step
  * whose Megatron groups may cross nodes, srun listens (one datagram socket,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* env.c: reading the job's environment, shared by the glue files. */
 #include "config.h"
 #include "plugin.h"

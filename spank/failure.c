@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* failure.c: the glue of "a failed rank stops the step"; the
  * logic and why it is right are in lib/rdzv/failure.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hang.c: the glue of --rdzv-debug=hang (lib/rdzv/hang.h,
  * rdzv-hang(1)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hooks.h: the glue of the binding (spank/bind.c) and profile
  * (spank/profile.c) features, called from rdzv.c, options.c and remote.c.
  * Each returns 0, or -1 with a reason in err. Order per task: the mode's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* local.c: what srun, sbatch and salloc check alike once the options are
  * read, and sbatch's and salloc's init_post_opt (srun's is srun.c's).
  * Everything a user can get wrong is refused here, on the submit host,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* options.c: the option table, registered in a loop from init so that
  * sbatch and salloc know the options too (a spank_options symbol only works
  * for srun). Slurm calls each callback twice, once for the value found in

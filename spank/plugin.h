@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* plugin.h: state shared by the glue files of rdzv.so. Only spank/ includes
  * spank.h; the logic lives in lib/. */
 #ifndef RDZV_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile.c: glue of site NCCL profiles (logic in lib/profile/.c).
  *
  *   option callback (every context): remember --nccl-profile, check syntax

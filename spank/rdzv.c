@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv.c: the SPANK entry points. Each one routes to the file for its
  * context; nothing here decides anything.
  *

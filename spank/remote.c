@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* remote.c: slurmstepd. user_init runs once per node, as the user, and does
  * all the work that is the same for every task of the node (master host and
  * its one name lookup, port, checks); task_init only fills and applies the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmctld.c: see slurmctld.h. */
 #include "config.h"
 #include "plugin.h" /* RDZV_TAG */

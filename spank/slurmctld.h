@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurmctld.h: what srun asks slurmctld for a step, through srun's own
  * libslurm (libslurmfull, loaded before the plugin; the plugin does not
  * link it, so each call is looked up at run time). Each function asks one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srun.c: what srun does for a step, in order, in one place.
  *
  *   slurm_spank_init       srun's command line read once (rdzv_srun_argv);

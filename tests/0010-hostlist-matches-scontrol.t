@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Host list expansion (rdzv_hostlist_count/nth, through tests/unit/hostlist-print)
 # matches Slurm's own "scontrol show hostnames" on many generated forms:
 # prefixes with digits, several bracket groups, zero padding, ranges and

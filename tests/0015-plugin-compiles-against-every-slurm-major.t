@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The compile matrix: every source of rdzv.so that includes a Slurm header
 # (spank/*.c; lib/ includes none, checked first) compiles with the build's
 # warnings and -Werror against the public headers of every Slurm major

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # configure refuses a Slurm below the supported range and names the range:
 # the real configure, --with-slurm at bullseye's libslurm-dev (Slurm 20.11,
 # which has no slurm_version.h: the version is read from its slurm.h, not

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Real PyTorch ranks (gloo, env://) launched by one srun --rdzv=torch on the
 # local 3-node cluster meet and all-reduce, for block, cyclic, plane and
 # arbitrary distributions, with uneven tasks per node; every rank's view is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Wrong values are refused by srun/sbatch before anything launches, with the
 # valid values named; a user's own MASTER_PORT wins; plugstack.conf errors
 # name the argument.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # srun --rdzv=torchrun with one task per node runs a real torchrun ($TORCHRUN
 # from tests/lib/e2e.sh: PyTorch 1.13's through torchrun-shim.py, 2.x's through
 # torchrun-nolibuv.py, see why there) with no torchrun flags at all:

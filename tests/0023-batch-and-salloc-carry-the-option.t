@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # #SBATCH --rdzv=torch applies to every srun inside the script, an explicit
 # srun option wins over it, and the batch step itself gets nothing (srun
 # inside it would otherwise inherit RANK=0 as a user export). salloc's

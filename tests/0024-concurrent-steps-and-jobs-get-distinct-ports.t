@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Two concurrent steps of one allocation on the same nodes, and two jobs
 # sharing a node, rendezvous on different ports and all finish; with
 # MpiParams=ports the step's reserved port is the one used.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # When rank 0's node name does not resolve on the other nodes, every task
 # fails at once with a message that says so (never a hang in
 # init_process_group), whether the plugin is required or optional, and no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A heterogeneous step (srun --het-group=0,1 in a het allocation, or srun
 # A : B) runs as one world, as Slurm numbers it: RANK is SLURM_PROCID across
 # the components, WORLD_SIZE all their tasks, rank 0 where Slurm put task 0

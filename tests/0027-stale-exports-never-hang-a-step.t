@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Exports left over in a batch script or a shell never hang a step: the
 # step's identity (RANK, WORLD_SIZE, LOCAL_RANK, ...) always comes from
 # Slurm, rank 0 prints ONE warning line naming what it replaced (without

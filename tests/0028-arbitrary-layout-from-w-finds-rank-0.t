@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # srun -m arbitrary takes the layout from -w (or -F, or SLURM_HOSTFILE when
 # neither is given; -w wins over SLURM_HOSTFILE): task i on the i-th host.
 # srun finds rank 0's node there and hands it to the nodes, so MASTER_ADDR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Parity with the real thing: real torchrun on 2 nodes x 2 workers, and
 # srun --rdzv=torch on the same layout, each worker dumping its environment
 # (tests/e2e/dump_env.py) and meeting the others. Every variable torchrun

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=jax computes JAX_LOCAL_DEVICE_IDS from the task's FINAL
 # CUDA_VISIBLE_DEVICES, after --rdzv-bind=isolate narrowed it to the task's
 # one GPU: every id must be a position in the list the task sees. Node n2

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=megatron sets CUDA_DEVICE_MAX_CONNECTIONS=1 only when the step's
 # command line shows tensor or context parallelism > 1 (and no FSDP), and
 # --rdzv-verbose says why it did or did not.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A rank that exits non-zero or is killed ends the whole step at once on
 # every node (Slurm's kill-on-bad-exit, set by the plugin for every mode but
 # off: lib/rdzv/failure.h), and srun names it in one line in the plugin's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Kill-on-bad-exit holds for every rendezvous mode but off, however the mode
 # was chosen: srun --rdzv, #SBATCH --rdzv (sbatch), salloc --rdzv, RDZV_MODE,
 # the site's plugstack mode=. Rank 3 of 2 nodes x 2 tasks exits 1;

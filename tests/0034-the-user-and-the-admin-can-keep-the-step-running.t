@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The opt-outs restore Slurm's own behaviour: srun -K0,
 # --kill-on-bad-exit=0, an exported SLURM_KILL_BAD_EXIT=0, and the admin's
 # plugstack kill_on_bad_exit=no (slurm.conf's KillOnBadExit, 0 here, decides

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # torchrun mode with real torchrun ($TORCHRUN): a worker on node 2 exits 1
 # before init. PyTorch 2.x's agent stops its own workers and exits 1 (its
 # monitor interval: 0.1 s); PyTorch 1.x's would wait 300 s in its exit

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # helpers/rdzv-retry reruns a failed step inside its allocation without the
 # node whose rank failed, on the allocation's spare node, so the world size
 # stays 4. The ranks on n2 exit 1 on the first attempt only

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every real topology in tests/topo/fixtures gives, for whole-node and partial
 # steps, the binding table of tests/topo/NAME.out. The goldens are derived
 # independently of the code under test: tests/topo/derive.py reads the XML

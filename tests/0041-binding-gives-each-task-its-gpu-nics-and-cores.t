@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end under the local Slurm cluster: each node loads a different real
 # topology through plugstack topology=DIR/%n.xml (n1 = AWS p4d, 8 GPUs;
 # n2 = JUWELS Booster jwb0004, 4 GPUs; n3 = ipa20, 4 GPUs with three DOWN

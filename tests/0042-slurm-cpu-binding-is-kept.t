@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Where Slurm's task/affinity has bound a task (it runs before SPANK's
 # task_init), --rdzv-bind keeps that binding, and says so when none of the
 # task's CPUs is local to its GPU; with --cpu-bind=none the plugin binds.

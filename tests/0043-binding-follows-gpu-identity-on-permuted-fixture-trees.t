@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Binding follows each GPU's identity, not its position: on fixture trees
 # (tests/topo/identity/NAME/: a fake /proc/driver/nvidia, sysfs, /dev and a
 # gres.conf) whose device minors are permuted against PCI bus-id order and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end: under the local Slurm cluster, node n1 (AWS p4d topology) has
 # 8 fake GPUs whose device nodes are named without their minor (gpu-a ...)
 # and listed in gres.conf out of PCI order, with minors permuted against

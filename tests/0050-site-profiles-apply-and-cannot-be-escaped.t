@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Site NCCL profiles in a real Slurm: the site default and the partition's
 # default apply to every task, a user's export beats a default but not an
 # enforced entry, unset removes, list and none work, --nccl-profile=none and

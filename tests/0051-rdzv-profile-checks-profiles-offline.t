@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv-profile, the admin's checker: the shipped example profiles pass, a
 # broken one is named by file:line with exit 1, show prints what a step
 # gets with the line that won, and unsafe directories are refused.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv-preflight without Slurm: ranks started by hand on 127.0.0.1 with the
 # variables a launcher would set (two "nodes" told apart by SLURMD_NODENAME)
 # meet through rank 0's bootstrap, run the TCP ring all-reduce, and rank 0

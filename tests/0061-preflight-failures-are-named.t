@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv-preflight without Slurm, forced failures: a wrong MASTER_ADDR, a
 # missing rank, a duplicate rank, disagreeing WORLD_SIZE or LOCAL_RANK, a
 # taken port. Each must end within its timeout, with a non-zero exit on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv-preflight as users run it, on the local 3-node Slurm cluster:
 #   srun --rdzv=torch -N3 -n6 rdzv-preflight --cpu
 # passes with every rank met on three nodes and the ring checked; a wrong

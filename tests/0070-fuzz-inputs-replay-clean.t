@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every fuzz target's seed corpus and every recorded crash (tests/fuzz/
 # regressions/TARGET/) replays clean in this build, with this build's
 # compiler and flags (so under ASan+UBSan in the sanitizer build): a fixed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv.so, loaded with dlopen as Slurm loads it and driven through its hooks
 # by tests/harness/rdzv-harness (one node of a step, each task's task_init in
 # a forked child), gives every task its rank variables, and runs without a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What users and admins type is refused with a bounded message naming the
 # thing, never truncated into something else, never crashing the hook, and
 # under valgrind: oversized option values and environment fallbacks, an

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The topology XML that slurmstepd parses (with hwloc, in user_init, in a
 # process whose saved uid is root: doc/privilege.md) is the admin's
 # topology= path with %n replaced by this node's name as Slurm knows it. A

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # rdzv-hostfile writes one "host slots=N" line per node of the allocation, in
 # Slurm's node order, with N from the GPUs per node, else the tasks per node;
 # bad or missing sources are refused with the variable named, and no file is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sbatch-examples 1, 2, 3 and 6, run as written on the local 3-node Slurm
 # cluster, scaled down from the command line (sbatch options override the
 # scripts' #SBATCH lines: 2 fake GPUs or 2 tasks per node instead of 8, one

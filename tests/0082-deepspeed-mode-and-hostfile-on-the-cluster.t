@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=deepspeed on the local Slurm cluster: sbatch-examples/04 on one and
 # two nodes (scaled to 2 tasks per node), with DeepSpeed replaced by its
 # stand-in (sbatch-examples/stand-ins/deepspeed: reads what

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=megatron on the local Slurm cluster. sbatch-examples/05 (TP x PP from
 # its TP/PP variables, a site NCCL profile) runs scaled down to 2 nodes x 2
 # tasks with TP=2 PP=2, Megatron-LM replaced by its stand-in

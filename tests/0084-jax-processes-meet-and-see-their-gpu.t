@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=jax on the local Slurm cluster: sbatch-examples/08 (one process per
 # GPU, --gpus-per-task=1 so Slurm narrows CUDA_VISIBLE_DEVICES to one fake GPU
 # per task) runs scaled down to 2 nodes x 2 tasks with JAX replaced by its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sbatch-examples/07: the training script of the examples runs unchanged with
 # exactly the variables Kubeflow's PyTorchJob controller gives its pods
 # (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, PYTHONUNBUFFERED; no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Megatron's FP8 flags on a GPU without FP8 give one warning that names the
 # GPU model, read from the node's topology when binding loads it: n1 is an
 # AWS p4d (A100: no FP8), n3 is ipa20 (H100: FP8). The step still runs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A framework's own launcher as the task of a multi-task step splits it into
 # private worlds: DeepSpeed's `deepspeed` command reads no Slurm
 # variable, so every task started workers of its own as RANK=0 WORLD_SIZE=1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # --rdzv=lightning. Lightning picks its TorchElastic environment
 # whenever TORCHELASTIC_RUN_ID is set, which --rdzv=torch sets (torchrun
 # parity): it trains, but without its SLURM environment and so without its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # JAX and DeepSpeed details, with their stand-ins updated to what
 # the real code does (read from JAX's and DeepSpeed's own sources):
 # - JAX: process 0 starts the coordinator on its own node (the stand-in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A broken plugstack.conf line for rdzv.so, with the plugin loaded
 # `required` and `optional`: what happens to srun, to a batch job, and to a
 # batch job whose configuration broke between submission and launch (so

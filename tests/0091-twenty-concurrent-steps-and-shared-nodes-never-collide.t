@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Twenty steps running at once in one allocation, and several jobs sharing
 # the same nodes, all rendezvous on distinct ports and finish; with
 # MpiParams=ports every step's port is one Slurm reserved for it, so none

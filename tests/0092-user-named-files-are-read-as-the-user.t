@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The one file a user names that the plugin may open, SLURM_HOSTFILE (for
 # --distribution=arbitrary), is never opened with root's rights
 # (doc/privilege.md): with srun's layout from slurmctld no node opens it at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The Debian package builds from the distributed tree with
 # `dpkg-buildpackage -us -uc -b`, depends on exactly the Slurm major it was
 # built against, installs (into a scratch root: dpkg -x) with its plugin in
@@ -127,6 +128,11 @@ for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight rdzv-retry; do
 done
 out=$("$root/usr/bin/rdzv-hostfile" --nodelist='n[1-2]' --slots=4 2>&1)
 is "$(printf '%s' "$out" | tr '\n' ' ')" "n1 slots=4 n2 slots=4" "the installed rdzv-hostfile runs"
+
+copyright=$root/usr/share/doc/spank-rdzv/copyright
+like "$(cat "$copyright" 2>&1)" "^Files: \*\$" "the package ships its copyright file"
+is "$(awk '/^Files: \*$/{f=1; next} f && /^License:/{print $2; exit}' "$copyright" 2>/dev/null)" "GPL-2.0-or-later" \
+	"... whose licence for the project's files is GPL-2.0-or-later"
 
 conf=$root/etc/slurm/plugstack.conf.d/rdzv.conf
 ok "$([ -f "$conf" ] && echo 0 || echo 1)" "the plugstack.conf.d example is installed"

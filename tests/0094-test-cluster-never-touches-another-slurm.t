@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The suite's test cluster never touches another Slurm on the same machine.
 # This test starts a second, throwaway Slurm of its own (Debian's slurmctld
 # and slurmd with their own configuration, state directory and ports, started

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Slurm 25.05+ reads `int slurm_spank_init_failure_mode` from a plugin
 # (spank(8); src/common/spank.c dlsym()s it and returns its value when a
 # required plugin's slurm_spank_init fails): ESPANK_JOB_FAILURE fails the job,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # SlurmdParameters=contain_spank (Slurm 24.05+) with a job container
 # (job_container/tmpfs; namespace/tmpfs from 25.11): slurmstepd runs the
 # plugin's user_init inside the job's mount namespace, where the container's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Slurm 26.05's gres.conf Flags=env_uuid puts GPU UUIDs instead of indices in
 # CUDA_VISIBLE_DEVICES where slurmd knows them (NVML autodetection). A step
 # under such a configuration must never fail silently with --rdzv-bind: it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sbatch --rdzv=torch with --export=NONE or --export=LIST: how Slurm carries a
 # SPANK option into the batch script's environment changed in 23.11 ("define
 # SPANK options environment variables when --export=NIL|NONE") and 24.05

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # srun -p gpu,debug: before Slurm 24.11.3, srun and salloc set
 # SLURM_JOB_PARTITION to the requested list, not the partition the job runs
 # in (Slurm NEWS, 24.11.3). The partition's NCCL profile default

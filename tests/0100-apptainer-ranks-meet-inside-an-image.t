@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Under `srun --rdzv=torch apptainer exec IMAGE python3 ...` the ranks meet
 # inside an image whose %environment declares RANK=0 WORLD_SIZE=1
 # MASTER_ADDR=localhost (tests/containers/image.def): Apptainer applies an

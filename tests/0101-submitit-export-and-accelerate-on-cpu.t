@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # submitit and Accelerate under the plugin, with their
 # stand-ins (sbatch-examples/stand-ins/submitit, accelerate: what the real
 # ones do, read from their own sources) around real torch.distributed.

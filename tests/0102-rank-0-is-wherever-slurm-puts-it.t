@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Rank 0 is wherever Slurm puts it. Slurm 26.05 lays a step's tasks
 # in topology order when a topology plugin is configured: task 0 need not run
 # on node 0 of the step's node list, and SLURM_NODEID no longer follows the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The test cluster gives each node its own network (tests/cluster/cluster.sh:
 # a network namespace per slurmd, a veth to the cluster's bridge, a second
 # interface ib0 that reaches nothing), so that a rendezvous at a wrong address

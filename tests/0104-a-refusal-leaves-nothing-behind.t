@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A refusal leaves nothing behind. What srun's own command
 # line decides is refused in init_post_opt, before srun asks for an
 # allocation: a refusal after it (local_user_init) left the job holding its

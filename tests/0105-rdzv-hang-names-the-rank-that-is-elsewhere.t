@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A step that hangs says which rank holds it, and where: under
 # --rdzv-debug=hang, 4 real PyTorch ranks on 2 nodes (gloo), one of them not
 # in the all_reduce the other three wait in (asleep, spinning in Python, or

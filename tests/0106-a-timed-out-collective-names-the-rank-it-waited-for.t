@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The end of a hang names the culprit: with
 # --rdzv-collective-timeout=20 (which arms --rdzv-debug=hang), 4 real
 # PyTorch ranks on 2 nodes (gloo, PyTorch's default timeout: the program

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Warning signals reach every worker: scancel
 # --signal=USR1 JOB.STEP (what #SBATCH --signal=USR1@120 and srun
 # --signal do at the time limit, through the same slurmstepd path) reaches

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Multi-node NVLink readiness: a profile with "require mnnvl"
 # makes every node of a step check, once per step and before any task
 # starts, that it has an IMEX channel and that NVML reports every GPU's

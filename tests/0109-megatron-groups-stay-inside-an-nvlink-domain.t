@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # NVLink domains beyond the node. With plugstack nvlink_domain=block
 # a domain is a Slurm topology block (BlockName=, one per NVL72 rack): srun
 # reads the blocks once per step, and Megatron's tensor-, context- and

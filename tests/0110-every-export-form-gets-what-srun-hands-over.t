@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What srun hands the nodes (rank 0's node and the node order from the step
 # layout, the failure-report address, the hang ask) reaches them under every
 # --export form (lib/rdzv/handover.h): with --export=NONE, --export=VAR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hang diagnosis inside an Apptainer image: the plugin points the
 # task's PYTHONPATH at hang_python=, a directory of the host that no image
 # has, so inside `apptainer exec IMAGE` Python loaded the image's own

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A hang_python= directory without spank-rdzv's sitecustomize.py is named at
 # step start: without it the plugin's PYTHONPATH arms nothing
 # (Python loads Debian's or an image's own sitecustomize), so rdzv-hang would

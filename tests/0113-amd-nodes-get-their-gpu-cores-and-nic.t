@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end on fake AMD nodes: n1 is the HPE Cray EX235a blade (eas-tioga:
 # 8 MI250X GCDs, 4 Slingshot NICs), n2 an El Capitan-family MI300A node
 # (tuo.SPX: 4 APUs, 4 Slingshot NICs), both through topology=DIR/%n.xml.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A step refused after srun created it does not keep holding the
 # allocation: the next srun of the same salloc or batch script starts at
 # once. Slurm's srun, when a local plugin refuses in local_user_init, only
@@ -58,15 +59,16 @@ refused() {
 	local label=$1 pat=$2 cmd=$3
 	script "$cmd" >"$work/job.sh"
 	chmod 755 "$work/job.sh"
-	run_to 120 salloc -N2 --ntasks-per-node=2 "$work/job.sh"
+	run_to 120 salloc "${alloc[@]}" "$work/job.sh"
 	check salloc "$label" "$pat"
 	rm -f "$work/job.out"
-	run_to 120 sbatch --wait -N2 --ntasks-per-node=2 -o "$work/job.out" "$work/job.sh"
+	run_to 120 sbatch --wait "${alloc[@]}" -o "$work/job.out" "$work/job.sh"
 	out=$(cat "$work/job.out" 2>/dev/null)
 	check sbatch "$label" "$pat"
 }
 
 ran="sh -c 'echo RAN'"
+alloc=(-N2 --ntasks-per-node=2)
 # 1. Megatron's layout with the allocation's 4 tasks (srun's line gives no
 # count: only the step's real size decides, after srun created it).
 refused "Megatron's layout (4 tasks, TP=8)" \
@@ -109,4 +111,22 @@ unlike "$out" "does not run|Exited with exit code" "... and nothing was launched
 run_to 60 srun -N2 --ntasks-per-node=2 --rdzv=megatron sh -c 'echo RAN' --tensor-model-parallel-size 2
 is "$rc" 0 "srun -N2 --ntasks-per-node=2 --rdzv=megatron TP=2 (4 tasks, divisible): still runs"
 is "$(printf '%s\n' "$out" | grep -c '^RAN$')" 4 "... all 4 tasks"
+
+# 7. Megatron's groups against NVLink domains (Slurm's topology blocks,
+# 23.11+): TP=8 over 4 nodes of 2 tasks spans both blocks; only srun, with
+# the step's layout, can tell, after it created the step.
+if e2e_slurm_at_least 23.11; then
+	e2e_stop
+	e2e_start RDZV_NODES=4 RDZV_SLURM_EXTRA="TopologyPlugin=topology/block" \
+		RDZV_PLUGSTACK_ARGS="nvlink_domain=block" \
+		RDZV_TOPOLOGY_CONF="BlockName=b1 Nodes=n[1,3]
+BlockName=b2 Nodes=n[2,4]
+BlockSizes=2,4"
+	alloc=(-N4 --ntasks-per-node=2)
+	refused "Megatron's TP=8 across NVLink domains (topology/block)" \
+		"TP=8 \(--tensor-model-parallel-size\): the group of ranks 0-7 would span NVLink domains b1" \
+		"srun --rdzv=megatron $ran --tensor-model-parallel-size 8"
+else
+	skip "Megatron's NVLink domain check needs topology/block (Slurm 23.11+; this is $SLURM_VERSION): case 4 refuses nvlink_domain=block here"
+fi
 done_testing

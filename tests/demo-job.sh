@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # demo-job.sh: the README's first command. On a fresh Debian 12 machine, as
 # root: installs what is missing, builds rdzv.so, starts a throwaway 3-node
 # Slurm cluster on this machine (tests/cluster/cluster.sh), runs ONE srun that

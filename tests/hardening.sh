@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # hardening.sh: the hardening checks below in one command, for CI.
 #
 #   tests/hardening.sh [BUILDDIR]

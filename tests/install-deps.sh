@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # install-deps.sh: install what a fresh Debian 12 machine lacks to build
 # spank-rdzv and run every test (as root, through apt-get). Idempotent: does
 # nothing when everything is there. Used by the README's two commands.

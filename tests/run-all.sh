@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-all.sh: the whole test suite, as the README's second command and CI run
 # it: installs what is missing, builds from a clean build directory with
 # warnings as errors, runs `make check` (unit, topology, end-to-end under a

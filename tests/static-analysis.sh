@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # static-analysis.sh: cppcheck over the code that ships (lib/, spank/,
 # helpers/), clean except for the suppressions in tests/cppcheck.supp, each
 # justified there. Prints TAP (one test); exits non-zero on a finding.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* boot-priv.h: what the bootstrap's socket layer (boot_net.c) lends its
  * server (boot_server.c). Not part of the protocol's interface. */
 #ifndef RDZV_BOOT_PRIV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* boot_frame.c: the preflight bootstrap's frames and payloads (pure: no I/O). */
 #include "config.h"
 #include "bootstrap.h"

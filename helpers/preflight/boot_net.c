@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* boot_net.c: the bootstrap's sockets (listen, dial, framed send and receive)
  * and its client side. accept4 needs _GNU_SOURCE. */
 #define _GNU_SOURCE

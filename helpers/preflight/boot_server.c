@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* boot_server.c: the bootstrap server rank 0 runs: accepts ranks, checks their
  * hello, gathers and scatters blobs, and names who is missing on a timeout. */
 #define _GNU_SOURCE

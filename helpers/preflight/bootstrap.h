@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bootstrap.h: the preflight's rendezvous. Rank 0 hosts a small TCP service
  * at MASTER_ADDR:MASTER_PORT (the place PyTorch's TCPStore would be); every
  * other rank connects to it, says hello, and then the ranks exchange blobs

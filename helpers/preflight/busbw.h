@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* busbw.h: bandwidth arithmetic of the preflight, with nccl-tests'
  * definitions (nccl-tests doc/PERFORMANCE.md):
  *   algbw = bytes / time                 (GB/s, 1 GB = 1e9 bytes)

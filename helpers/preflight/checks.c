@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* checks.c: the verdict. Every rank runs this on the same gathered data,
  * so every rank exits with the same status; rank 0 prints it. */
 #include "config.h"

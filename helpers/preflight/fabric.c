@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fabric.c: each node's NVLink fabric as NVML reports it, and on nodes
  * with AMD GPUs their xGMI hives as ROCm SMI reports them. The node's
  * local rank 0 reads them once; every GPU gets one line, the node a domain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpu.c: the GPU path. Which device a rank uses and whether it is the one
  * the binding promised; one NCCL communicator over every rank (its unique
  * id travels in rank 0's plan); an all-reduce sweep with nccl-tests'

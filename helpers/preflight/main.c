@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-preflight: prove a step's rendezvous, GPUs and network before the
  * real job runs. Run it as a step with the training step's options:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* preflight.h: rdzv-preflight's pieces (doc/preflight.md).
  *
  *   main.c     options, the phases, exit status

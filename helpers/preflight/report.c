@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* report.c: what one rank sees, and the text form the ranks exchange
  * ("key=value" lines: readable in a packet capture, tolerant of a newer
  * rank adding keys). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ring.c: the CPU path. Each rank connects to its successor (addresses
  * from rank 0's plan, i.e. where each rank's connection to rank 0 came
  * from) and accepts its predecessor, so together the links prove that

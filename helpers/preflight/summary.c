@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* summary.c: what rank 0 prints. One screen by default (the verdict, one
  * line per check, details only for what failed or warned, a node table
  * and the bandwidth sweep); --verbose adds every rank; --json prints the

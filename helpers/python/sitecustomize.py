@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # spank-rdzv: put on PYTHONPATH by the plugin only under --rdzv-debug=hang
 # (or debug=hang in plugstack.conf), --rdzv-collective-timeout, and for
 # torchrun's task under --rdzv=torchrun; see rdzv-hang(1), rdzv(8).

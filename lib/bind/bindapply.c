@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bindapply.c: what binding does to the calling process (a task in
  * task_init, slurmstepd in user_init): read and set CPU affinity. The
  * table itself is computed without system calls in bindtable.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bindmode.h: --rdzv-bind values and what a task's row adds to its
  * environment.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* bindtable.c: the binding table of one step on one node (see topo.h for
  * the rules, doc/binding.md for why). Pure computation on the node model:
  * no system call; bindapply.c applies a row to the calling process. */

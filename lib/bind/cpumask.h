@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpumask.h: a CPU set in the form sched_setaffinity takes, shared by
  * bindtable.c (which computes the masks) and bindapply.c (which applies
  * them). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hcalist.h: NCCL_IB_HCA lists, read and matched as NCCL reads them.
  *
  * Syntax (NCCL environment-variable documentation, NCCL_IB_HCA):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* identity.c: see identity.h. Reads small text files only; never logs. */
 #include "config.h"
 #include "identity.h"

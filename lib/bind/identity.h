@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* identity.h: which PCI device each of Slurm's GPU numbers stands for.
  *
  * Slurm numbers a node's GPUs by the position of their device files in its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topo-priv.h: the node model topo.c extracts from hwloc, shared with
  * bindtable.c and topocache.c only (the rest of the tree sees topo.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topo.c: load the topology and list the node's GPUs (NVIDIA's CUDA GPUs,
  * else AMD's) and RDMA NIC ports (and Slingshot interfaces), each by PCI
  * bus id (names such as mlx5_N differ between nodes of one model: JUWELS

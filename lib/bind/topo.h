@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topo.h: the node's GPUs and RDMA NICs from hwloc, and the binding table
  * of one step on one node: which GPU, NICs and CPUs each task gets.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topocache.h: the node's binding model (topo-priv.h), cached per node so
  * that a step does not parse the topology XML again.
  *

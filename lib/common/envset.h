@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* envset.h: the variables the plugin wants in a task's environment, and the
  * one table-driven precedence function that decides what each task gets.
  *

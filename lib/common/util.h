@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.h: small shared helpers of the logic library. */
 #ifndef RDZV_UTIL_H
 #define RDZV_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fabric.c: NVLink fabric info through NVML, loaded at run time (see
  * fabric.h). Only the documented ABI of nvml.h is declared here: the
  * return type (an int-sized enum), the opaque device handle, and the

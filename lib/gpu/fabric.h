@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fabric.h: each GPU's NVLink fabric membership, read through NVML
  * (libnvidia-ml.so.1, loaded with dlopen only when asked: nothing links
  * NVML, and a node without the driver loads nothing).

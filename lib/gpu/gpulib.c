@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpulib.c: see gpulib.h. */
 #include "config.h"
 #include "gpulib.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gpulib.h: what lib/gpu's vendor readers share (fabric.c through NVML,
  * rsmi.c through ROCm SMI): loading the vendor's library at run time, so
  * that rdzv builds and runs without it, and the messages they build. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mnnvl.c: the node's readiness for multi-node NVLink (see mnnvl.h). */
 #define _GNU_SOURCE 1 /* O_DIRECTORY, O_NOFOLLOW, fdopendir */
 #include "config.h"

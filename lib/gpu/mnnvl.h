@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mnnvl.h: is this node ready for multi-node NVLink (MNNVL)? What a site
  * profile's "require mnnvl" checks on every node of a step before any task
  * starts (doc/profiles.md, "Multi-node NVLink"):

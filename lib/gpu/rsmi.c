@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rsmi.c: AMD GPUs' PCI address, xGMI hive and xGMI health through ROCm
  * SMI, loaded at run time (see rsmi.h). Only the documented ABI of
  * rocm_smi.h is declared here: the status (an enum the size of a uint32_t,

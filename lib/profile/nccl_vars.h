@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nccl_vars.h: the NCCL_* environment variables rdzv knows, with the value
  * type NCCL documents for each, so that a profile's typo or bad value is
  * caught by the admin's checker instead of being silently ignored by NCCL.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile.c: parsing and checking one profile file, and the names of
  * profiles (see profile.h for the format). Includes and the choice of
  * profile are in profile_resolve.c. */

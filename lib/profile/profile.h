@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile.h: site NCCL profiles - the file format, the secure directory
  * they live in, and the resolution of what a job step gets.
  * doc/profiles.md is the admin's guide; this is the contract.

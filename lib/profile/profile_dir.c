@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile_dir.c: reading profiles from the admin's directory, and only from
  * there. srun and slurmstepd's user_init read these files as the job's
  * user, so an attacker is any user who can write somewhere on the path;

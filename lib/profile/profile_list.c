@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile_list.c: the text of --nccl-profile=list (shared by srun and the
  * admin's helper, so both show the same thing). */
 #include "config.h"

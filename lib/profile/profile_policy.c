@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile_policy.c: encoding of the enforced entries for the NCCL
  * environment plugin. Linked into rdzv.so (encode) and into
  * libnccl-env-rdzv.so (decode), so it depends on nothing but libc and

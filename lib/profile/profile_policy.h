@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile_policy.h: the enforced part of a step's profile, carried into the
  * task so that NCCL's environment plugin (nccl/rdzv-env.c) can keep
  * answering it after the program changed its own environment.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* profile_resolve.c: a profile with its includes, which profile applies to
  * a step, and what that means for its tasks (see profile.h for the rules). */
 #include "config.h"

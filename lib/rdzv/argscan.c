@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* argscan.c: see argscan.h. */
 #include "config.h"
 #include "argscan.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* argscan.h: reading long options out of a step's command line (S_JOB_ARGV)
  * the way the program will read them, so that a check in srun predicts what
  * the training script sees.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* channel.c: see channel.h. */
 #define _GNU_SOURCE 1 /* pipe2 */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* channel.h: the step's datagram channels between srun and its nodes, written
  * once. srun listens on a port of the kernel's, marks the step's datagrams
  * with a random nonce, and hands the nodes "JOB.STEP:PORT:NONCE" in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* conf.h: plugstack.conf arguments and the users' option values.
  *
  * plugstack.conf:  required /usr/lib/slurm/rdzv.so mode=off port_range=29500-32767

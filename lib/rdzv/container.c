@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.c: the rendezvous rule inside a container (see container.h). */
 #include "config.h"
 #include "container.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.h: the step's rendezvous inside a container: pyxis + enroot
  * (the first part), Apptainer and Singularity (rdzv_container_apptainer,
  * at the end).

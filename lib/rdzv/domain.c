@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain.c: see domain.h. The setting (nvlink_domain=) and the map's
  * storage. */
 #include "config.h"

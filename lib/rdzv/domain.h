@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain.h: NVLink domains.
  *
  * On a GB200/GB300 NVL72 rack NVLink does not end at the node: up to 18

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_blocks.c: Slurm's topology blocks as the step's domains
  * (domain.h, rdzv_domains_from_blocks). */
 #include "config.h"

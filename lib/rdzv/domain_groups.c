@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_groups.c: whether Megatron's groups stay inside one NVLink
  * domain (domain.h, rdzv_domain_check_groups). */
 #include "config.h"

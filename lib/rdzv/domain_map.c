@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_map.c: RDZV_STEP_DOMAINS, the step's map as srun hands it to
  * the nodes, and a node's place in its domain (domain.h). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_util.c: see domain_util.h. */
 #include "config.h"
 #include "domain_util.h"

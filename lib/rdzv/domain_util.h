@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_util.h: what the files of domain.h's code share among
  * themselves, not part of its interface (domain_util.c). */
 #ifndef RDZV_DOMAIN_UTIL_H

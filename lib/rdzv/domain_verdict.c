@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_verdict.c: see domain_verdict.h. */
 #include "config.h"
 #include "domain_verdict.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_verdict.h: srun's verdict under nvlink_domain=nvml, once every
  * node of the step has told the domain its GPUs report (domain.h's wire):
  * the step's domains from the nodes' answers, and Megatron's groups

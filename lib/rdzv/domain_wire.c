@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* domain_wire.c: RDZV_DOMAIN_ASK and its datagrams, the nodes' reports
  * and srun's verdict under nvlink_domain=nvml (domain.h). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* failure.c: see failure.h. */
 #include "config.h"
 #include "failure.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* failure.h: a failed rank stops the whole step.
  *
  * The mechanism is Slurm's own kill-on-bad-exit, decided in srun: srun reads

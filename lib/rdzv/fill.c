@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fill.c: see fill.h. */
 #include "config.h"
 #include "fill.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fill.h: variables several modes add the same way (modes.c, frameworks.c). */
 #ifndef RDZV_FILL_H
 #define RDZV_FILL_H

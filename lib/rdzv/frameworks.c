@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* frameworks.c: see frameworks.h. Each rule follows what DeepSpeed 0.19.5,
  * Lightning 2.x and JAX 0.11 were measured to read and do when run under
  * Slurm 24.11 (doc/modes.md says it per mode). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* frameworks.h: what the frameworks need beyond the variables, as measured
  * (DeepSpeed 0.19.5, Lightning 2.x, JAX 0.11 under Slurm; doc/modes.md):
  * a launcher that reads no Slurm variable splits a step into private worlds

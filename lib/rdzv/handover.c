@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* handover.c: texts from srun to a step's nodes through the step's
  * environment, in parts when long (handover.h). */
 #include "config.h"

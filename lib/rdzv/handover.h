@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* handover.h: what srun hands the nodes of a step (the step plan, the NVLink
  * domain map, the addresses of its report, hang and domain channels),
  * through the step's environment, under every --export.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hang.c: faulthandler dumps to "where is each rank", and the verdict
  * (hang.h). */
 #include "config.h"

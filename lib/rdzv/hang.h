@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hang.h: where each rank of a hung step is, and which ranks are not where
  * the others are (rdzv-hang(1)).
  *

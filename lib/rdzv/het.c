@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* het.c: a heterogeneous step's global numbering from its environment
  * (het.h). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* het.h: a heterogeneous step (srun ... : ..., or --het-group=0,1) as one
  * world.
  *

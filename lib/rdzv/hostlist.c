@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hostlist.c: see hostlist.h. A streaming reader: no expansion; memory is
  * constant (but for the cursors of an item of more than 8 bracket groups
  * under rdzv_hostlist_each) and time linear in the expression. */

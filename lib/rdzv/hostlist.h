@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hostlist.h: Slurm host list expressions, read without expanding them.
  *
  * Grammar (as Slurm 22.05's scontrol accepts it): items separated by commas

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* launcher.c: see launcher.h. */
 #include "config.h"
 #include "launcher.h"

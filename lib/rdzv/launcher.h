@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* launcher.h: finding a framework's own launcher in a step's command line.
  * Under srun a launcher that reads no Slurm variable splits the step
  * silently: `srun -N2 --rdzv=deepspeed deepspeed train.py` starts, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* layout.c: see layout.h for the format and why these rules. */
 #include "config.h"
 #include "layout.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* layout.h: Slurm's compressed tasks-per-node strings ("2(x3),1") and the
  * step facts derived from them. Linear in the string, no expansion.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* master.h: which node runs rank 0, and what MASTER_ADDR says about it. */
 #ifndef RDZV_MASTER_H
 #define RDZV_MASTER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* megatron.c: see megatron.h. */
 #include "config.h"
 #include "megatron.h"

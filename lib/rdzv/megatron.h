@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* megatron.h: Megatron-LM's parallel layout, read from the step's command
  * line, and the checks that refuse a layout before it wastes GPUs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* modes.c: the mode table and the variables each mode sets.
  *
  * torch: what torchrun (torch.distributed.run, PyTorch 1.13-2.x) exports to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* modes.h: the rendezvous modes (--rdzv=MODE). Adding a mode is one entry
  * in the table in modes.c plus its fill function. */
 #ifndef RDZV_MODES_H

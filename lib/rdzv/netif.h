@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* netif.h: the interface through which this node reaches rank 0's node.
  *
  * Gloo binds each rank to what the node's host name resolves to and falls

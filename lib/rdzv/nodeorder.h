@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nodeorder.h: where rank 0 runs and in which order a step's nodes hold the
  * ranks, from the step's real layout (Slurm's slurm_step_layout_t, asked of
  * slurmctld once per step by srun).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* port.h: choosing the rendezvous port.
  *
  * Precedence (see rdzv_port_choose): the user's --rdzv-port, then Slurm's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rank0.c: see rank0.h. */
 #include "config.h"
 #include "rank0.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rank0.h: rank 0's node and port as a node of the step decides them in
  * slurmstepd (user_init), from srun's plan when srun handed one over for
  * this step, from the step's own facts when not. Plain C over what the glue

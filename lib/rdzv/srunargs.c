@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srunargs.c: the one reader of srun's own command line (srunargs.h). */
 #include "config.h"
 #include "srunargs.h"

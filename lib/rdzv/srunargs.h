@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* srunargs.h: the one reader of srun's own command line (/proc/self/cmdline:
  * SPANK gives plugins only the task's program). Slurm parses it with
  * getopt_long and "+": options end at the first word that is not one, or at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* step.h: what one node knows about a step and what differs between its
  * tasks: the facts every mode fills variables from (modes.h, frameworks.h,
  * fill.h) and the plugin computes (spank/remote.c, spank/srun.c). */

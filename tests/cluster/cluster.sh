@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cluster.sh: a throwaway Slurm on this one machine, for end-to-end tests.
 #
 #   cluster.sh start      slurmctld + one slurmd per node (slurmd -N), waits until idle

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # lib.sh: source from a container test (tests/01NN-*.t) after tests/lib/tap.sh
 # and tests/lib/e2e.sh.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # oci.sh: Slurm's own OCI support (srun --container=BUNDLE, oci.conf) with
 # crun, for tests/0100. Source after lib.sh, with the cluster started and
 # IMAGE built: the bundle's rootfs is the Apptainer test image (a plain

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One rank of a container test: report what the task sees inside the
 container, meet through env:// (gloo), all-reduce.
 

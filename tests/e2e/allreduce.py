@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One rank of an end-to-end test: meet through env://, all-reduce, report.
 
 Prints one line "RDZV_REPORT {json}" with the rank's view and the all-reduce

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Check the RDZV_REPORT lines of one step (read from stdin) against Slurm's
 own view of the step. Prints one TAP-free verdict line per check failed and
 exits 0 only when all hold:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Check tests/0102's RDZV_WHERE lines (stdin) of one step of NTASKS tasks in
 MODE: every "where is rank 0" value names the node that runs SLURM_PROCID 0,
 and every node number follows rank order (the node holding the lowest rank

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """The quick start's training stand-in: one rank meets the others through
 torch.distributed's env:// (the variables rdzv.so set), all-reduces, and
 prints what it was given. Exits non-zero when the sum is wrong."""

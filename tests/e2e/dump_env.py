@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One worker of the parity test (tests/0029): dump the environment, then
 meet the others through env:// and all-reduce, so that a dump is only
 trusted from a run whose ranks really met.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A rank that fails on purpose (tests/0032-0037, bench/run-bench.sh fail part).
 
     fail_rank.py HOW RANK STAMP [NODE]

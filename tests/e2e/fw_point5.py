@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """fw_point5.py CASE: what submitit's and Accelerate's stand-ins make of a
 task's environment; one "P5 {json}" line per task.
   submitit            TorchDistributedEnvironment().export()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """fw_report.py [MARKER]: one "FW_REPORT {json}" line with what a framework
 would read (the rendezvous and launcher variables, SLURM_* ranks) and the
 node; touches MARKER first when given (a test's proof that the task ran).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A step where one rank is not where the others are (tests/0105, rdzv-hang).
 
     hang_rank.py HOW:RANK[,HOW:RANK...] DIR [default-timeout]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Compare the environment real torchrun gives its workers with what
 srun --rdzv=torch gives each task (tests/0029).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """A rank that counts the warning signals it gets (tests/0107).
 
     signal_rank.py DIR

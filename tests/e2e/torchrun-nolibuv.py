@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """torchrun, the real one of PyTorch 2.x, with one default changed.
 
 Why a shim: Debian 13 builds PyTorch 2.6 without libuv, while TCPStore has

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """torchrun, as Debian 12's /usr/bin/torchrun, with one fix.
 
 Why a shim: Debian 12 ships PyTorch 1.13 with Python 3.11, and its torchrun

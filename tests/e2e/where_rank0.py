@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """One task of tests/0102: print where this task runs and every "where is rank
 0" and "which node am I" value the plugin gave it, as one line
 "RDZV_WHERE {json}"; with --meet, also meet the others through env:// and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-argscan.c: the step's command line as the argv scanner and the
  * Megatron layout check read it (lib/rdzv/argscan.h, lib/rdzv/megatron.h).
  * Input: argv words, one per line (the first is the program); the last line,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-bootstrap.c: the preflight's wire protocol as a stranger (or a
  * broken rank) would send it. The input is a byte stream after a first
  * byte that picks the mode:

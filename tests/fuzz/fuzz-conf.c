@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-conf.c: what admins and users hand the plugin as text.
  * Input lines: the first byte picks the surface, the rest are its strings.
  *   'a' plugstack.conf arguments (one per line) -> rdzv_conf_parse

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-domain.c: NVLink domains. RDZV_STEP_DOMAINS is read in slurmstepd
  * from the job's environment, which a user can set; the block text comes
  * from Slurm's topology print in srun. Input: the first line is a domain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-handover.c: srun's hand-over as a node takes it out of the step's
  * environment (lib/rdzv/handover.c), which a user can also set. Input: the
  * first line is the value of SLURM_RDZV_STEP_PLAN, each following line the

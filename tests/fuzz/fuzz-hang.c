@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-hang.c: what rdzv-hang reads (lib/rdzv/hang.c): a
  * faulthandler dump as a process wrote it (any bytes: the process is the
  * user's), a collector's record header, a /proc/PID/status text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-het.c: a heterogeneous step's numbering from the step's environment
  * (lib/rdzv/het.c), read by every node in slurmstepd. Input: the first line
  * is "JOB NODE NNODES NTASKS" (this slurmstepd's SPANK items), each following

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-hostlist.c: Slurm host list expressions (SLURM_STEP_NODELIST,
  * hostfile lines). Input: the expression. Invariants: counting and indexing
  * agree (every index below the count names a host, the count itself does

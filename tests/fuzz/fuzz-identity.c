@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-identity.c: what GPU identity and the node model cache read.
  * The first byte picks the surface, the rest (after the first line) is its
  * text:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-launcher.c: a step's command line as the launcher finder reads it
  * (lib/rdzv/launcher.h), and srun's own command line as
  * rdzv_srun_command_index reads it. Input: argv words, one per line (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-layout.c: the readers of one-line inputs the library shares.
  * Input: one string, read three ways.
  * - As Slurm's tasks-per-node string (SLURM_STEP_TASKS_PER_NODE, e.g.

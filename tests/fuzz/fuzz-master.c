@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-master.c: the node of rank 0. Input: the first line picks the
  * distribution ("arbitrary" or anything else), the second is the step's
  * node list, the rest is the text of a user's SLURM_HOSTFILE (read as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-plan.c: the step plan srun hands to the nodes (RDZV_STEP_PLAN, read
  * in slurmstepd from the job's environment, which a user can set) and srun's
  * own command line scanned for -w/--nodelist/-F. Input: the first line is a

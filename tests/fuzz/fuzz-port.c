@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-port.c: port strings. Input lines: [0] a --rdzv-port / RDZV_PORT
  * value, [1] a plugstack port_range=, [2] SLURM_STEP_RESV_PORTS, [3] an
  * ip_local_port_range file's text, [4] job id, [5] step id.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-profile.c: the profile parser, includes and the resolver
  * (lib/profile/profile.h), on profile directories held in memory.
  * Input: the first line is the choice "USER|PARTITION|SITE|PARTITION_MAP|NNODES"

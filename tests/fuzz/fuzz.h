@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz.h: shared by the libFuzzer targets tests/fuzz/fuzz-*.c.
  *
  * Every target defines LLVMFuzzerTestOneInput(); run-fuzzers.sh links it

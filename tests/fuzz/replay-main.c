@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* replay-main.c: a main() for the fuzz targets without libFuzzer: runs
  * LLVMFuzzerTestOneInput on each file named (or each file in each directory
  * named), so corpora and found crashes replay in every build, including the

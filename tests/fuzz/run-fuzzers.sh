@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-fuzzers.sh: build every tests/fuzz/fuzz-*.c as a libFuzzer target
 # (clang -fsanitize=fuzzer,address,undefined) against the logic library's
 # sources, replay its seed corpus and regressions, then fuzz it for a bounded

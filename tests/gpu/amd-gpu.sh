@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # amd-gpu.sh: the ROCm SMI reader (lib/gpu/rsmi.c) against the real ROCm
 # SMI, for a machine with AMD GPUs (CI has none). Run from the source tree
 # after a build:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fabric-gpu.sh: the NVLink fabric reader (lib/gpu/fabric.c) against the
 # real NVML, for a machine with NVIDIA GPUs (CI has none). Run from the
 # source tree after a build:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # gpu-lib.sh: what the checks against a real GPU library share (sourced by
 # fabric-gpu.sh and amd-gpu.sh, with their arguments): the rdzv-preflight of
 # BUILDDIR ($1; default ./_build, else .) in $bin, TAP test points, and the

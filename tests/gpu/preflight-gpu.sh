@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # preflight-gpu.sh: the GPU half of rdzv-preflight's tests, for a machine
 # with NVIDIA GPUs, CUDA and NCCL (CI has none). Run from the source tree:
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # harness.sh: source from a shell test (after tap.sh) to drive rdzv.so
 # through tests/harness/rdzv-harness, under valgrind when it is installed
 # and the build is not the sanitizer one (valgrind and ASan do not mix; in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rdzv-harness.c: loads a SPANK plugin with dlopen the way Slurm 22.05
  * does (src/common/plugin.c, src/common/plugstack.c) and drives its hooks
  * for one node of a step, without Slurm. The spank_* and slurm_* functions

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """tcp-rendezvous.py: the smallest rendezvous that notices a port collision.
 
 Each task reads RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as the plugin

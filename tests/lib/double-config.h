@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* double-config.h: what the library doubles (tests/nvml-double,
  * tests/rsmi-double) share, so that both read their text file the same
  * way: where the file is, its comment and blank lines, and the two

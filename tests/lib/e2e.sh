@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # e2e.sh: source from an end-to-end test (after tap.sh). Starts the local
 # Slurm cluster for this test and stops it on exit; skips (never passes) when
 # the prerequisites are missing. Tests that use the cluster are serialised

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # failure.sh: source after e2e.sh (tests/0032-0037).
 #
 #   step SECS CMD...   run_to with a job name of this test's own (-J is added

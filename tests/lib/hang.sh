@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # hang.sh: source after e2e.sh (tests/0105, 0106, 0111: rdzv-hang and the
 # collective timeout). The test sets $tmp (a directory the ranks can write),
 # $prog (the ranks' program, tests/e2e/hang_rank.py or a copy) and $hang

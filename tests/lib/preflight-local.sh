@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # preflight-local.sh: source from a test of rdzv-preflight without Slurm
 # (after tap.sh). Starts ranks by hand on 127.0.0.1 with the variables a
 # launcher would set; each rank's output lands in $work/out.TAG, err.TAG.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # skip-reasons.awk: the skips of a make check log or test-suite.log, one
 # line each: "LEG: TEST: REASON" (awk -v leg=NAME -f skip-reasons.awk LOG).
 # automake's result lines are "SKIP: TEST - REASON" (a skipped file, plan

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # steps.sh: what the end-to-end tests read from a step, written once.
 # e2e.sh sources it, so every end-to-end test has these. A test that needs
 # another meaning defines its own after sourcing e2e.sh, under a name that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tap.sh: TAP for shell tests. Source it; then use ok/is/like/skip_all/done_testing.
 #
 # A skip is a skip, never a pass: skip_all (plan 0, one SKIP) and skip (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nvml-double.c: a stand-in for libnvidia-ml.so.1, built for tests only
  * (never installed). It implements exactly the NVML calls lib/gpu/fabric.c
  * makes, with the documented ABI of nvml.h, and answers from a text file:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rsmi-double.c: a stand-in for librocm_smi64.so.1, built for tests only
  * (never installed). It implements exactly the ROCm SMI calls lib/gpu/rsmi.c
  * makes, with the documented ABI of rocm_smi.h, and answers from a text

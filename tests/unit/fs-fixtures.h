@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fs-fixtures.h: the files the unit tests make for the code under test
  * to read (header only, after tap.h): a private temporary directory, a
  * file with a text, a directory with its parents, a PCI function in a fake

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hostlist-print: expand host list expressions through rdzv_hostlist_count
  * and rdzv_hostlist_nth, for comparison with "scontrol show hostnames".
  *   hostlist-print EXPR   every host on its own line; exit 1 with the reason

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memenv.h: an in-memory environment for the tests of what srun hands the
  * nodes (lib/rdzv/handover.h), as spank_getenv/setenv/unsetenv give a
  * step's: shared by tests/unit/test-handover.c and tests/fuzz/fuzz-handover.c.

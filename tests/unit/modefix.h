@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* modefix.h: the fixtures of the mode tests (tests/unit/test-frameworks.c,
  * tests/unit/test-modes-ext.c): a step as the nodes see it, one task's
  * variables from a mode's fill (and fill_late, which runs after binding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf-fixtures.h: rdzv-preflight's verdict as the unit tests build and read
  * it (header only, after preflight.h and tap.h): a rank's report, a run
  * over reports, and a check of the verdict looked up by name. The test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tap.h: a minimal TAP producer for the C unit tests (header only).
  *   ok(cond, "fmt", ...)       one test point
  *   is_str(got, want, "name")  string equality, shows both on failure

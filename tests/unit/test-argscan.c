@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-argscan.c: the argv scanner reads options as argparse would, and
  * refuses hostile command lines with the option and position named. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-bootstrap-checks: rdzv-preflight's report format and verdict on
  * synthetic ranks: what the bootstrap carries must parse back, and each
  * broken rendezvous, binding or bandwidth must fail with the rank, node or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-bootstrap-net: rank 0's bootstrap server against real ranks (forked
  * children) and strangers on 127.0.0.1. The server must finish its
  * all-gathers whatever strangers do, and must fail fast, naming the rank,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-bootstrap: the preflight's wire format, without sockets. Malformed
  * and truncated input first. */
 #include "config.h"

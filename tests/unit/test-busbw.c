@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-busbw: nccl-tests' bandwidth definitions, the outlier rule, sizes. */
 #include "config.h"
 #include "busbw.h"

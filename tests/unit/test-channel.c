@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-channel: the step's datagram channels (channel.h), written once for
  * the failure report, the hang ask and the NVLink domain exchange: the
  * variable's format and its one parser, the nonce's hex reader, and a round

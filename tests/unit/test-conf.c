@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-conf: plugstack.conf arguments, option values and the RDZV_*
  * environment fallback. Invalid input first. */
 #include "config.h"

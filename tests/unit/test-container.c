@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-container: the rule inside a container. What the container changed
  * gets the user's value back before the ordinary precedence runs, so an
  * image's ENV or an enroot hook's value is never taken for a user's export,

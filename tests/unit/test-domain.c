@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-domain.c: NVLink domains: Slurm's block topology read into
  * a step's domain map, the map's text for the nodes, a node's place in its
  * domain, and Megatron's groups checked by domain. The block text is what

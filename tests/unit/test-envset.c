@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-envset: the precedence table between the plugin's variables, the
  * admin's enforced ones and what the user exported. Invalid input first. */
 #include "config.h"

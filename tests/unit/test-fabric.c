@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-fabric: the NVML fabric reader against the NVML double
  * (tests/nvml-double): every struct version it reads (v1 through the old
  * call, with and without the V call in the library; v2 and v3 through the

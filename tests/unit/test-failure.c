@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-failure: reading --rdzv and -K from srun's command line before srun
  * does, the kill-on-bad-exit decision, the failure datagram and line, and
  * the restart count. Invalid input first. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-frameworks.c: the lightning mode sets what Lightning's SLURM
  * environment reads and no TORCHELASTIC_*, its start-up refusals happen
  * before launch; the torch family refuses an unconfigured launcher in a step

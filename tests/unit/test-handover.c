@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-handover: texts from srun to the nodes through the step's environment
  * (lib/rdzv/handover.c): short ones as one SLURM_RDZV_ variable, long ones in
  * parts that each stay below what Slurm forwards (ENV_BUFSIZE, 256 KiB) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-hang: faulthandler dumps to "where is each rank", and the verdict
  * (lib/rdzv/hang.c). The dumps are faulthandler's own format: the first
  * was written by CPython 3.11's faulthandler here (a thread, then the main

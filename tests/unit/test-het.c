@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-het: a heterogeneous step's global numbering from its environment
  * (lib/rdzv/het.c). The first case is the one measured under Slurm 22.05:
  * salloc -w n3,n4 --ntasks-per-node=1 : -w n1,n2 --ntasks-per-node=2, then

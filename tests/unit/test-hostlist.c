@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-hostlist: rdzv_hostlist_count and rdzv_hostlist_nth on the forms
  * Slurm writes and users type. Invalid input first. */
 #include "config.h"

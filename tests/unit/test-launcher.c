@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-launcher.c: a framework's own launcher is found in a step's command
  * line through the wrappers the plugin can see, srun's options are skipped
  * to reach the task's command, and a step of several tasks running an

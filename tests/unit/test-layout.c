@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-layout: Slurm's tasks-per-node strings (SLURM_STEP_TASKS_PER_NODE).
  * Invalid input first. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-master: the node of rank 0 for every distribution, and what
  * MASTER_ADDR becomes. Invalid input first. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-megatron.c: Megatron's layout is read from argv (then TP_SIZE style
  * variables), and layouts that would stop Megatron or split a tensor-parallel
  * group across nodes are refused with the numbers in the message. */

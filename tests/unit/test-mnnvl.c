@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-mnnvl: what "require mnnvl" checks on a node (an IMEX channel in a
  * fake /dev tree, the NVML double's fabric answers), the profile directive
  * (file:line errors, includes, the default's requirement that a user

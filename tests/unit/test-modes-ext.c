@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-modes-ext.c: the deepspeed, megatron and jax modes set exactly what
  * their frameworks read, and megatron's whole-step check refuses or warns
  * through rdzv_mode_check_step. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-modes: the mode table and the variables torch and torchrun modes give
  * each task. Invalid input first. */
 #include "config.h"

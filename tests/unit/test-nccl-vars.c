@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-nccl-vars: the table of NCCL variables, typo suggestions and value
  * checks (bad values first). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-nodeorder: rank 0's node and the node order from a step layout
  * (lib/rdzv/nodeorder.c), and their trip through the step plan. The layouts
  * are the ones measured under Slurm 26.05.5 (the measured cases, doc/modes.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-port: port ranges, Slurm's reserved ports, the derived port and the
  * precedence between them. Invalid input first. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-preflight-xgmi: rdzv-preflight's AMD GPU table through the ROCm SMI
  * double (tests/rsmi-double) on a fake PCI tree: what a node's local rank
  * 0 records (nothing on a node without AMD GPUs, where ROCm SMI is not even

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-profile-dir: profiles are read from the admin's directory only, and
  * refused (with the reason) when anyone else could have written them.
  * Works in a scratch directory under /run when it may (root: every ancestor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-profile-ncclenv: real NCCL (2.28+) loads libnccl-env-rdzv.so and
  * keeps an enforced entry although the program re-exported the variable.
  * No GPU needed: ncclGetUniqueId reads NCCL_SOCKET_IFNAME through the

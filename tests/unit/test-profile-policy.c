@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-profile-policy: the enforced entries carried to NCCL's environment
  * plugin, and the plugin itself (libnccl-env-rdzv.so, loaded with dlopen as
  * NCCL loads it): enforced variables keep the admin's value after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-profile: the profile parser, includes, the choice of profile and the
  * resolution into a task's environment (bad input first). Files come from
  * memory here; test-profile-dir covers the real directory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-rank0: rank 0's node and port as a node decides them (rank0.h):
  * srun's plan for this step or another's, a plan with and without the
  * step's layout, a heterogeneous step, no plan at all; the check the node

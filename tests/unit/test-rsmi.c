@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-rsmi: the ROCm SMI reader against the ROCm SMI double
  * (tests/rsmi-double): ROCm SMI missing or not ROCm SMI, rsmi_init and the
  * device count failing, bus ids from BDFIDs, one hive, several hives, no

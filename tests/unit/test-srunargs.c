@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-srunargs: the one reader of srun's command line (srunargs.h): what
  * each of its users (-w/-F, -K/--rdzv, the program) sees comes from here. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo-amd: AMD GPUs and Slingshot NICs on real exports, and the
  * identity, visibility and MIOpen rules of AMD nodes.
  *

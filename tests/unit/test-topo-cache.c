@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo-cache: the node model cache (topocache.h). A model read back
  * from the cache gives the same table as the XML itself; a stale, foreign,
  * linked or malformed entry is never used; only root writes. Runs on the

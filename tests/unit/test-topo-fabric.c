@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo-fabric: NICs of Grace (NVLink-C2C) nodes, NUMA nodes without
  * CPUs, and one fabric per step, on real topologies.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo-hcalist: NCCL_IB_HCA lists are read and matched as NCCL does
  * (NCCL docs, NCCL_IB_HCA: ^ excludes, = matches exactly, :port narrows),
  * and malformed lists are refused with the bad item named. */

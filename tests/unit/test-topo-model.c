@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo-model: the GPU model read from a topology (for Megatron's FP8
  * warning) on the real server topologies, and what the FP8 rule makes of it.
  * Expected models read from each XML: the GPU's NVML/CUDA OS device's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-topo: the binding logic on real topologies (tests/topo/fixtures or
  * $RDZV_TOPOLOGIES): bad input refused first, then the cases naive rules
  * get wrong, each answer derived from the XML tree (see the comments and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # in-root.sh ROOT CMD [ARG...]: run CMD inside a Debian root made by
 # make-chroot.sh (trixie: Slurm 24.11; sid: Slurm 26.05), with this checkout,
 # and the versions cache (RDZV_VERSIONS_CACHE, default

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make-chroot.sh [SUITE]: a Debian root with that suite's Slurm, PyTorch,
 # hwloc and a compiler, made with debootstrap and cached on this machine,
 # keyed by its package list, so a second run costs nothing. Prints the root.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-leg.sh LEG [TEST...]: build spank-rdzv for one Slurm and run tests on a
 # cluster of that Slurm. The same test files run under every leg; only
 # RDZV_SLURM (read by tests/lib/e2e.sh) and the build directory differ.

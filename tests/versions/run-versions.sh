@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-versions.sh: the version legs of the test suite. Each leg builds
 # spank-rdzv for one Slurm and runs all of make check on a cluster of that
 # Slurm (tests/versions/run-leg.sh); what a leg's Slurm or PyTorch cannot run

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # slurm-headers.sh SUITE: print a directory DIR holding the public Slurm
 # headers of that Debian suite's libslurm-dev (DIR/include/slurm/spank.h,
 # slurm.h, slurm_errno.h, slurmdb.h, slurm_version.h), the layout configure's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for Accelerate's Accelerator on CPU (accelerate 1.15; see ../README.md).
 
 Behaviours of the real code reproduced here (accelerate/state.py

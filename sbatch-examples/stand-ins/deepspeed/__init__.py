@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for the deepspeed package (see ../README.md).
 
 Behaviours of the real DeepSpeed 0.19.5 reproduced here (measured, see

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for the jax package (see ../README.md): jax.distributed,
 process_index, process_count, local_devices, jax.numpy.array and
 jax.experimental.multihost_utils, enough for ../../jax_tiny.py."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """jax.distributed stand-in.
 
 initialize() follows jax/_src/distributed.py: coordinator_address from the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """jax.numpy stand-in: arrays are plain Python lists of floats."""
 
 

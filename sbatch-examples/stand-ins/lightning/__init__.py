@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for Lightning's Fabric (lightning 2.x; see ../README.md).
 
 Behaviours of the real code reproduced here (lightning/fabric/connector.py

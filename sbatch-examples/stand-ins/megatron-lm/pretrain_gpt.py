@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for Megatron-LM's pretrain_gpt.py (see ../README.md).
 
 What it keeps of Megatron: the parser (argparse, allow_abbrev=False, unknown

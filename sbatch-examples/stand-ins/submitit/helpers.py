@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for submitit.helpers.TorchDistributedEnvironment (see ../README.md).
 
 Behaviours of the real code reproduced here (submitit/helpers.py and

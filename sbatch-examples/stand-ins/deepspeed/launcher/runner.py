@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Stand-in for deepspeed.launcher.runner, the `deepspeed` command.
 
 What the real runner (DeepSpeed 0.19.5) does when srun starts it as a task,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 """multihost_utils stand-in over the coordination store."""
 import json
 import time
