@@ -9,6 +9,7 @@
 #define RDZV_HOOKS_H
 
 #include <slurm/spank.h>
+#include <stdint.h>
 
 #include "envset.h"
 #include "modes.h"
@@ -37,8 +38,20 @@ int rdzv_profile_local(spank_t sp, char *err, size_t errlen);
 int rdzv_profile_user_init(spank_t sp, char *err, size_t errlen);
 int rdzv_profile_task_init(spank_t sp, const struct rdzv_task *t, struct rdzv_envset *env,
                            char *err, size_t errlen);
+/* For the step's record: the profile chosen and the default (NULL none),
+ * and a hash of what the node resolved. */
+void rdzv_profile_record_info(const char **name, const char **deflt, uint64_t *hash);
 /* The resolved profile's NCCL_IB_HCA allow-list, or NULL for no limit. */
 const char *rdzv_profile_hca_allow(void);
 void rdzv_profile_exit(void);
+
+/* The step's record (spank/record.c): slurmstepd's user_init, the task's
+ * part (task_init, after the variables are applied), each task's exit,
+ * and the record written at exit. Never fail the step. */
+void rdzv_record_user_init(spank_t sp);
+void rdzv_record_task(const struct rdzv_task *t, const struct rdzv_envset *env,
+                      const struct rdzv_envset *late);
+void rdzv_record_task_exit(spank_t sp);
+void rdzv_record_exit(spank_t sp);
 
 #endif

@@ -28,6 +28,7 @@ struct rdzv_plugin {
 	char order_source[256]; /* where rank 0's node and the node order came from */
 	int mode_from_srun;     /* remote: --rdzv came with the step from srun */
 	int srun_has_plugin;    /* remote: srun's plugin marked the step (RDZV_HO_SRUN) */
+	char srun_version[32];  /* remote: srun's plugin's version from that mark, or "" */
 	int srun_allocates;     /* srun: no job before it (no SLURM_JOB_ID, no --jobid) */
 	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
 	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown */

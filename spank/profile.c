@@ -29,6 +29,7 @@
 #include "mnnvl.h"
 #include "profile.h"
 #include "profile_policy.h"
+#include "record.h"
 #include "util.h"
 
 #define PARTITION_MAX 256
@@ -317,6 +318,13 @@ int rdzv_profile_task_init(spank_t sp, const struct rdzv_task *t, struct rdzv_en
 	if (rdzv.step.node_id == 0 && t->local_rank == 0)
 		say_which();
 	return 0;
+}
+
+void rdzv_profile_record_info(const char **name, const char **deflt, uint64_t *hash)
+{
+	*name = prof.resolved && prof.pick.chosen[0] ? prof.pick.chosen : NULL;
+	*deflt = prof.resolved && prof.pick.deflt[0] ? prof.pick.deflt : NULL;
+	*hash = prof.resolved ? rdzv_record_env_hash(prof.resolved) : 0;
 }
 
 const char *rdzv_profile_hca_allow(void)

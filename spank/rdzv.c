@@ -103,6 +103,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	rc = rdzv_remote_user_init(sp);
 	rdzv_failure_user_init(sp);
 	rdzv_hang_user_init(sp);
+	rdzv_record_user_init(sp); /* before the tasks fork */
 	rdzv_step_handover_sweep(sp); /* what no feature of this step read */
 	return rc;
 }
@@ -121,14 +122,17 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
-	if (spank_remote(sp))
+	if (spank_remote(sp)) {
 		rdzv_failure_task_exit(sp);
+		rdzv_record_task_exit(sp);
+	}
 	return 0;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_context() == S_CTX_REMOTE) {
+		rdzv_record_exit(sp); /* before the step's state is freed */
 		rdzv_failure_remote_exit();
 		rdzv_remote_exit();
 	} else if (spank_context() == S_CTX_LOCAL) {

@@ -587,14 +587,6 @@ int rdzv_remote_user_init(spank_t sp)
 	if (spank_get_item(sp, S_JOB_STEPID, &rdzv.step.step_id) != ESPANK_SUCCESS
 	    || rdzv.step.step_id >= SPECIAL_STEP_MIN)
 		return 0; /* batch, extern, interactive steps: nothing to do */
-	/* Refused by srun, which said why: no work for it on this node; every
-	 * task ends before exec (task_init), so the step ends in slurmctld. */
-	if (step_refused(sp, rdzv.step.step_id)) {
-		rdzv.refused = 1;
-		slurm_verbose(RDZV_TAG ": step %u refused by srun: its tasks end before exec",
-		              rdzv.step.step_id);
-		return 0;
-	}
 	rdzv.active = 1;
 	if (step_facts(sp, &rdzv.step, err, sizeof(err)) < 0) {
 		save_error("", err);
@@ -635,7 +627,19 @@ int rdzv_remote_user_init(spank_t sp)
 		char *mark = NULL;
 
 		rdzv.srun_has_plugin = rdzv_step_take(sp, RDZV_HO_SRUN, NULL, &mark, NULL, 0) > 0;
+		snprintf(rdzv.srun_version, sizeof(rdzv.srun_version), "%s",
+		         rdzv.srun_has_plugin && mark ? mark : "");
 		free(mark);
+	}
+	/* Refused by srun, which said why: no work for it on this node; every
+	 * task ends before exec (task_init), so the step ends in slurmctld. */
+	if (step_refused(sp, rdzv.step.step_id)) {
+		rdzv.refused = 1;
+		rdzv.active = 0;
+		free(nodelist);
+		slurm_verbose(RDZV_TAG ": step %u.%u refused by srun: its tasks end before exec",
+		              rdzv.step.job_id, rdzv.step.step_id);
+		return 0;
 	}
 	if (rdzv.mode && rdzv.mode->fill) {
 		rc = compute_step(sp, nodelist, err, sizeof(err));
@@ -831,6 +835,7 @@ int rdzv_remote_task_init(spank_t sp)
 		print_table(sp, env, late);
 	if (rdzv_container_carry_task(sp, &t, env, late, &ops, err, sizeof(err)) < 0)
 		fail_task(t.rank, 1, err); /* Apptainer */
+	rdzv_record_task(&t, env, late); /* the step's record: what this task got */
 	/* Exported identity variables the step replaced, and exported
 	 * addresses it kept: one line, from rank 0, verbose or not (a stale
 	 * RANK=0 in a batch script is worth knowing about). */

@@ -54,6 +54,18 @@ int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return rdzv_parse_u64n(s, strlen(s), min, max, out);
 }
 
+uint64_t rdzv_fnv1a64(uint64_t h, const void *s, size_t n)
+{
+	const unsigned char *p = s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
 int rdzv_read_u32(const char **p, uint32_t max, uint32_t *v)
 {
 	uint64_t x;

@@ -17,6 +17,10 @@
  * callers can write "return rdzv_err(err, errlen, ...)". */
 int rdzv_err(char *err, size_t errlen, const char *fmt, ...) RDZV_PRINTF(3, 4);
 
+/* FNV-1a 64 of s[0..n), continuing from h (start with RDZV_FNV1A64_INIT). */
+#define RDZV_FNV1A64_INIT 14695981039346656037ULL
+uint64_t rdzv_fnv1a64(uint64_t h, const void *s, size_t n);
+
 /* Parse a whole decimal string into [min, max]. Returns 0 or -1 (no digits,
  * trailing text, sign, overflow, out of range). */
 int rdzv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);

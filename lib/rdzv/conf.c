@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 void rdzv_conf_defaults(struct rdzv_conf *c)
 {
@@ -19,6 +20,7 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
 	snprintf(c->hang_python, sizeof(c->hang_python), "%s", RDZV_HANG_PYTHON_DEFAULT);
+	c->record_syslog = -1;
 	snprintf(c->hang_helper, sizeof(c->hang_helper), "%s", RDZV_HANG_HELPER_DEFAULT);
 }
 
@@ -72,6 +74,27 @@ int rdzv_parse_bool(const char *s)
 		if (strcmp(s, no[i]) == 0)
 			return 0;
 	return -1;
+}
+
+int rdzv_syslog_facility(const char *name)
+{
+	static const struct {
+		const char *name;
+		int facility;
+	} f[] = { { "daemon", LOG_DAEMON }, { "user", LOG_USER }, { "local0", LOG_LOCAL0 },
+		  { "local1", LOG_LOCAL1 }, { "local2", LOG_LOCAL2 }, { "local3", LOG_LOCAL3 },
+		  { "local4", LOG_LOCAL4 }, { "local5", LOG_LOCAL5 }, { "local6", LOG_LOCAL6 },
+		  { "local7", LOG_LOCAL7 } };
+	size_t i;
+
+	if (!name)
+		return -2;
+	if (strcmp(name, "no") == 0 || strcmp(name, "none") == 0 || strcmp(name, "off") == 0)
+		return -1;
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (strcmp(name, f[i].name) == 0)
+			return f[i].facility;
+	return -2;
 }
 
 static int set_string(char *dst, size_t dstlen, const char *key, const char *val,
@@ -170,6 +193,14 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		} else if (strcmp(key, "hang_helper") == 0) {
 			if (set_string(c->hang_helper, sizeof(c->hang_helper), key, val, 1, err, errlen) < 0)
 				return -1;
+		} else if (strcmp(key, "record_dir") == 0) {
+			if (set_string(c->record_dir, sizeof(c->record_dir), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "record_syslog") == 0) {
+			if ((b = rdzv_syslog_facility(val)) < -1)
+				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
+				                RDZV_SYSLOG_VALID, val);
+			c->record_syslog = b;
 		} else if (strcmp(key, "hang_python") == 0) {
 			if (set_string(c->hang_python, sizeof(c->hang_python), key, val, 1, err, errlen) < 0)
 				return -1;
@@ -208,7 +239,8 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
-			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library)", key);
+			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, "
+			                "record_dir, record_syslog)", key);
 		}
 	}
 	return 0;

@@ -41,7 +41,16 @@ struct rdzv_conf {
 	enum rdzv_nvlink_domain nvlink_domain; /* nvlink_domain=node|block|nvml */
 	char nvml_library[RDZV_PATH_MAX];      /* nvml_library=PATH (%n = node name): NVML to
 	                                          dlopen; "" the soname */
+	char record_dir[RDZV_PATH_MAX];        /* record_dir=DIR: each node's step record
+	                                          (record.h); "" none */
+	int record_syslog;                     /* record_syslog=FACILITY: syslog's LOG_*
+	                                          facility for the record; -1 none */
 };
+
+/* record_syslog=: the facilities a site may name. Returns the LOG_* value,
+ * or -1 for "no" ("none", "off"), -2 for anything else. */
+#define RDZV_SYSLOG_VALID "valid values are daemon, user, local0 to local7, no"
+int rdzv_syslog_facility(const char *name);
 
 /* Where srun finds rdzv-hang to name the culprit of a collective timeout
  * (configure's $(bindir)/rdzv-hang unless hang_helper= says otherwise). */

@@ -41,14 +41,7 @@ const struct rdzv_ho_env rdzv_env_process = { proc_get, proc_set, proc_unset, NU
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
-	uint64_t h = 14695981039346656037ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return rdzv_fnv1a64(RDZV_FNV1A64_INIT, s, n);
 }
 
 static int part_name(const char *name, size_t i, char *out, size_t outlen)

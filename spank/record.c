@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* record.c: each node's record of a step (lib/rdzv/record.h), in slurmstepd.
+ *
+ *   user_init (as the user)  a SOCK_SEQPACKET pair, before the tasks fork
+ *   task_init (the task)     the task's part (its variables as applied, its
+ *                            CPUs) sent as one message, non-blocking, before
+ *                            exec; the socket is close-on-exec
+ *   task_exit (root)         the rank's exit status and when
+ *   exit (root)              the parts received (each checked: one JSON
+ *                            object of at most RDZV_RECORD_TASK_MAX bytes,
+ *                            since the task could be anyone's), the record
+ *                            built and written to record_dir= (never a path
+ *                            a user names: the admin's directory, checked,
+ *                            files made without following links) and sent
+ *                            to syslog (record_syslog=)
+ * Nothing here fails the step: a record that cannot be made is said in
+ * slurmd's log. */
+#define _GNU_SOURCE 1 /* sched_getaffinity */
+#include "config.h"
+#include "plugin.h"
+#include "hooks.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "util.h"
+
+static struct {
+	int on;
+	int sock[2];                  /* [0] slurmstepd reads, [1] the tasks write */
+	int64_t start;
+	struct rdzv_record_exit *exits;
+	size_t nexits, cap;
+} rec = { 0, { -1, -1 }, 0, NULL, 0, 0 };
+
+/* Exits are compared across nodes (which failed first): the wall clock,
+ * which clusters keep in step (NTP, PTP). */
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+void rdzv_record_user_init(spank_t sp)
+{
+	(void)sp;
+	if (!rdzv.conf.record_dir[0] && rdzv.conf.record_syslog < 0)
+		return;
+	/* Steps the plugin serves: a mode, or one srun refused. */
+	if (!rdzv.refused && !(rdzv.active && rdzv.mode && rdzv.mode->fill))
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, rec.sock) < 0) {
+		slurm_verbose(RDZV_TAG ": record: no socket pair (%s): the tasks' variables are "
+		              "left out", strerror(errno));
+		rec.sock[0] = rec.sock[1] = -1;
+	}
+	rec.on = 1;
+	rec.start = (int64_t)time(NULL);
+}
+
+/* The task's CPUs as a list ("0-3,8"), from its affinity after binding. */
+static void task_cpus(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t o = 0;
+	int c, start = -1;
+
+	buf[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return;
+	for (c = 0; c <= CPU_SETSIZE; c++) {
+		int in = c < CPU_SETSIZE && CPU_ISSET(c, &set);
+
+		if (in && start < 0)
+			start = c;
+		if (!in && start >= 0) {
+			int n = c - 1 == start ? snprintf(buf + o, len - o, "%s%d", o ? "," : "", start)
+			                       : snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "",
+			                                  start, c - 1);
+
+			if (n < 0 || (size_t)n >= len - o) {
+				buf[0] = '\0';
+				return;
+			}
+			o += (size_t)n;
+			start = -1;
+		}
+	}
+}
+
+void rdzv_record_task(const struct rdzv_task *t, const struct rdzv_envset *env,
+                      const struct rdzv_envset *late)
+{
+	struct rdzv_jw w;
+	char cpus[4096];
+	const char *text;
+
+	if (!rec.on || rec.sock[1] < 0)
+		return;
+	task_cpus(cpus, sizeof(cpus));
+	rdzv_jw_init(&w, RDZV_RECORD_TASK_MAX);
+	rdzv_record_task_json(&w, t->rank, t->local_rank, cpus[0] ? cpus : NULL, env, late);
+	if ((text = rdzv_jw_text(&w)) && !w.full)
+		(void)send(rec.sock[1], text, w.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	rdzv_jw_free(&w);
+}
+
+void rdzv_record_task_exit(spank_t sp)
+{
+	uint32_t rank = 0;
+	int status = 0;
+
+	if (!rec.on || spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS
+	    || spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+		return;
+	if (rec.nexits == rec.cap) {
+		size_t cap = rec.cap ? rec.cap * 2 : 16;
+		struct rdzv_record_exit *x = realloc(rec.exits, cap * sizeof(*x));
+
+		if (!x)
+			return;
+		rec.exits = x;
+		rec.cap = cap;
+	}
+	rec.exits[rec.nexits].rank = rank + rdzv.step.task_offset;
+	rec.exits[rec.nexits].status = status;
+	rec.exits[rec.nexits].ms = wall_ms();
+	rec.nexits++;
+}
+
+/* The tasks' parts waiting on the socket, each checked. */
+static size_t take_parts(char ***parts)
+{
+	size_t n = 0, cap = 0;
+	char *buf = malloc(RDZV_RECORD_TASK_MAX + 1);
+
+	*parts = NULL;
+	if (!buf || rec.sock[0] < 0) {
+		free(buf);
+		return 0;
+	}
+	for (;;) {
+		ssize_t k = recv(rec.sock[0], buf, RDZV_RECORD_TASK_MAX + 1, MSG_DONTWAIT | MSG_TRUNC);
+		char **p;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if ((size_t)k > RDZV_RECORD_TASK_MAX || buf[0] != '{'
+		    || !rdzv_json_valid(buf, (size_t)k))
+			continue; /* not a part this plugin wrote: left out */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if (!(p = realloc(*parts, cap * sizeof(char *))))
+				break;
+			*parts = p;
+		}
+		if (!((*parts)[n] = strndup(buf, (size_t)k)))
+			break;
+		n++;
+	}
+	free(buf);
+	return n;
+}
+
+static void write_record(const char *text, size_t len)
+{
+	char name[RDZV_HOST_MAX + 64], err[RDZV_ERRLEN];
+
+	if (rdzv.conf.record_dir[0]) {
+		if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
+		                     sizeof(name)) < 0)
+			slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
+			            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
+		else if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err,
+		                           sizeof(err)) < 0)
+			slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id,
+			            rdzv.step.step_id, err);
+	}
+	if (rdzv.conf.record_syslog >= 0) {
+		openlog("rdzv", LOG_PID | LOG_NDELAY, rdzv.conf.record_syslog);
+		syslog(LOG_INFO, "%s", text);
+		closelog();
+	}
+}
+
+void rdzv_record_exit(spank_t sp)
+{
+	struct rdzv_record_node n;
+	struct rdzv_jw w;
+	char **parts = NULL, *slurm = NULL;
+	const char *text;
+	size_t i, nparts;
+
+	if (!rec.on)
+		return;
+	if (rec.sock[1] >= 0)
+		close(rec.sock[1]);
+	nparts = take_parts(&parts);
+	memset(&n, 0, sizeof(n));
+	n.job = rdzv.step.job_id;
+	n.step = rdzv.step.step_id;
+	n.het = rdzv.step.het;
+	n.task_offset = rdzv.step.task_offset;
+	n.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
+	n.node_id = rdzv.step.node_id;
+	n.node_rank = rdzv.step.node_rank;
+	n.nnodes = rdzv.step.nnodes;
+	n.ntasks = rdzv.step.ntasks;
+	n.local_ntasks = rdzv.step.local_ntasks;
+	n.mode = rdzv.mode ? rdzv.mode->name : NULL;
+	n.rank0_host = rdzv.step.master_host[0] ? rdzv.step.master_host : NULL;
+	n.master_addr = rdzv.step.master_addr[0] ? rdzv.step.master_addr : NULL;
+	n.port = rdzv.step.port;
+	n.port_source = rdzv.port_source[0] ? rdzv.port_source : NULL;
+	n.plugin_version = PACKAGE_VERSION;
+	n.srun_version = rdzv.srun_version[0] ? rdzv.srun_version : NULL;
+	if (spank_get_item(sp, S_SLURM_VERSION, &slurm) == ESPANK_SUCCESS)
+		n.slurm_version = slurm;
+	rdzv_profile_record_info(&n.profile, &n.profile_default, &n.profile_hash);
+	n.bind_mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
+	n.error = rdzv.error[0] ? rdzv.error : NULL;
+	n.refused = rdzv.refused;
+	n.tasks = (const char *const *)parts;
+	n.ntasks_parts = nparts;
+	n.tasks_lost = rdzv.step.local_ntasks > nparts ? rdzv.step.local_ntasks - nparts : 0;
+	n.exits = rec.exits;
+	n.nexits = rec.nexits;
+	n.start = rec.start;
+	n.end = (int64_t)time(NULL);
+	rdzv_jw_init(&w, RDZV_RECORD_MAX);
+	if (rdzv_record_node_json(&n, &w) < 0 || !(text = rdzv_jw_text(&w)))
+		slurm_error(RDZV_TAG ": record: step %u.%u: out of memory", n.job, n.step);
+	else
+		write_record(text, w.len);
+	rdzv_jw_free(&w);
+	for (i = 0; i < nparts; i++)
+		free(parts[i]);
+	free(parts);
+	if (rec.sock[0] >= 0)
+		close(rec.sock[0]);
+	free(rec.exits);
+	memset(&rec, 0, sizeof(rec));
+	rec.sock[0] = rec.sock[1] = -1;
+}
