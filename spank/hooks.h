@@ -48,6 +48,7 @@ void rdzv_profile_exit(void);
 /* The step's record (spank/record.c): slurmstepd's user_init, the task's
  * part (task_init, after the variables are applied), each task's exit,
  * and the record written at exit. Never fail the step. */
+void rdzv_record_init_post_opt(void); /* root: the tasks' socket pair */
 void rdzv_record_user_init(spank_t sp);
 void rdzv_record_task(const struct rdzv_task *t, const struct rdzv_envset *env,
                       const struct rdzv_envset *late);

@@ -80,7 +80,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	case S_CTX_ALLOCATOR:
 		return rdzv_local_init_post_opt(sp);
 	case S_CTX_REMOTE:
-		/* As root: binding's node model cache (never fails the step). */
+		/* As root: the record's socket pair; binding's node model cache
+		 * (neither fails the step). */
+		rdzv_record_init_post_opt();
 		return rdzv_bind_init_post_opt(sp);
 	default:
 		return 0;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record.c: each node's record of a step (lib/rdzv/record.h), in slurmstepd.
  *
- *   user_init (as the user)  a SOCK_SEQPACKET pair, before the tasks fork
+ *   init_post_opt (root)     a SOCK_SEQPACKET pair, its buffer large enough
+ *                            for every task's part (SO_SNDBUFFORCE)
+ *   user_init (as the user)  kept for a step with a mode or one srun
+ *                            refused, closed otherwise; before the tasks fork
  *   task_init (the task)     the task's part (its variables as applied, its
  *                            CPUs) sent as one message, non-blocking, before
  *                            exec; the socket is close-on-exec
@@ -51,18 +54,41 @@ static int64_t wall_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-void rdzv_record_user_init(spank_t sp)
+void rdzv_record_init_post_opt(void)
 {
-	(void)sp;
+	int size = (int)RDZV_RECORD_SOCKBUF;
+
 	if (!rdzv.conf.record_dir[0] && rdzv.conf.record_syslog < 0)
-		return;
-	/* Steps the plugin serves: a mode, or one srun refused. */
-	if (!rdzv.refused && !(rdzv.active && rdzv.mode && rdzv.mode->fill))
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, rec.sock) < 0) {
 		slurm_verbose(RDZV_TAG ": record: no socket pair (%s): the tasks' variables are "
 		              "left out", strerror(errno));
 		rec.sock[0] = rec.sock[1] = -1;
+		return;
+	}
+	/* As root: past net.core.wmem_max; failing, the default buffer holds
+	 * fewer tasks' parts (the record says how many it lacks). */
+	if (setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
+		(void)setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
+static void close_socks(void)
+{
+	if (rec.sock[0] >= 0)
+		close(rec.sock[0]);
+	if (rec.sock[1] >= 0)
+		close(rec.sock[1]);
+	rec.sock[0] = rec.sock[1] = -1;
+}
+
+void rdzv_record_user_init(spank_t sp)
+{
+	(void)sp;
+	/* Steps the plugin serves: a mode, or one srun refused. */
+	if ((!rdzv.conf.record_dir[0] && rdzv.conf.record_syslog < 0)
+	    || (!rdzv.refused && !(rdzv.active && rdzv.mode && rdzv.mode->fill))) {
+		close_socks();
+		return;
 	}
 	rec.on = 1;
 	rec.start = (int64_t)time(NULL);
@@ -174,25 +200,38 @@ static size_t take_parts(char ***parts)
 	return n;
 }
 
-static void write_record(const char *text, size_t len)
+static void write_file(const char *text, size_t len)
 {
 	char name[RDZV_HOST_MAX + 64], err[RDZV_ERRLEN];
 
-	if (rdzv.conf.record_dir[0]) {
-		if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
-		                     sizeof(name)) < 0)
-			slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
-			            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
-		else if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err,
-		                           sizeof(err)) < 0)
-			slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id,
-			            rdzv.step.step_id, err);
+	if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
+	                     sizeof(name)) < 0)
+		slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
+		            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
+	else if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err, sizeof(err)) < 0)
+		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id,
+		            err);
+}
+
+/* The record to syslog: whole when it is small, else without the tasks'
+ * parts (syslog daemons cut long messages; the file keeps them). */
+static void send_syslog(struct rdzv_record_node *n, const char *text, size_t len)
+{
+	struct rdzv_jw w;
+
+	rdzv_jw_init(&w, RDZV_RECORD_SYSLOG_MAX);
+	if (len > RDZV_RECORD_SYSLOG_MAX) {
+		n->tasks_lost += n->ntasks_parts;
+		n->ntasks_parts = 0;
+		if (rdzv_record_node_json(n, &w) < 0 || !(text = rdzv_jw_text(&w)) || w.full)
+			text = NULL;
 	}
-	if (rdzv.conf.record_syslog >= 0) {
+	if (text) {
 		openlog("rdzv", LOG_PID | LOG_NDELAY, rdzv.conf.record_syslog);
 		syslog(LOG_INFO, "%s", text);
 		closelog();
 	}
+	rdzv_jw_free(&w);
 }
 
 void rdzv_record_exit(spank_t sp)
@@ -200,13 +239,16 @@ void rdzv_record_exit(spank_t sp)
 	struct rdzv_record_node n;
 	struct rdzv_jw w;
 	char **parts = NULL, *slurm = NULL;
-	const char *text;
+	const char *text = NULL;
 	size_t i, nparts;
 
-	if (!rec.on)
+	if (!rec.on) {
+		close_socks();
 		return;
+	}
 	if (rec.sock[1] >= 0)
 		close(rec.sock[1]);
+	rec.sock[1] = -1;
 	nparts = take_parts(&parts);
 	memset(&n, 0, sizeof(n));
 	n.job = rdzv.step.job_id;
@@ -240,16 +282,19 @@ void rdzv_record_exit(spank_t sp)
 	n.start = rec.start;
 	n.end = (int64_t)time(NULL);
 	rdzv_jw_init(&w, RDZV_RECORD_MAX);
-	if (rdzv_record_node_json(&n, &w) < 0 || !(text = rdzv_jw_text(&w)))
+	if (rdzv_record_node_json(&n, &w) < 0 || !(text = rdzv_jw_text(&w))) {
+		text = NULL;
 		slurm_error(RDZV_TAG ": record: step %u.%u: out of memory", n.job, n.step);
-	else
-		write_record(text, w.len);
+	} else if (rdzv.conf.record_dir[0]) {
+		write_file(text, w.len);
+	}
+	if (text && rdzv.conf.record_syslog >= 0)
+		send_syslog(&n, text, w.len);
 	rdzv_jw_free(&w);
 	for (i = 0; i < nparts; i++)
 		free(parts[i]);
 	free(parts);
-	if (rec.sock[0] >= 0)
-		close(rec.sock[0]);
+	close_socks();
 	free(rec.exits);
 	memset(&rec, 0, sizeof(rec));
 	rec.sock[0] = rec.sock[1] = -1;

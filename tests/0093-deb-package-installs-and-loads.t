@@ -120,10 +120,10 @@ plugindir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
 plugin=$root$plugindir/rdzv.so
 ok "$([ -f "$plugin" ] && echo 0 || echo 1)" "rdzv.so is installed in Debian's Slurm plugin directory $plugindir"
 ok "$([ ! -e "$root$plugindir/rdzv.la" ] && echo 0 || echo 1)" "no libtool archive is shipped"
-for page in man8/rdzv.8 man1/rdzv-topo.1 man1/rdzv-hostfile.1 man1/rdzv-profile.1 man1/rdzv-preflight.1 man1/rdzv-retry.1; do
+for page in man8/rdzv.8 man1/rdzv-topo.1 man1/rdzv-hostfile.1 man1/rdzv-profile.1 man1/rdzv-preflight.1 man1/rdzv-retry.1 man1/rdzv-report.1; do
 	ok "$([ -f "$root/usr/share/man/$page.gz" ] && echo 0 || echo 1)" "man page $page is installed"
 done
-for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight rdzv-retry; do
+for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight rdzv-retry rdzv-report; do
 	ok "$([ -x "$root/usr/bin/$prog" ] && echo 0 || echo 1)" "helper $prog is installed"
 done
 out=$("$root/usr/bin/rdzv-hostfile" --nodelist='n[1-2]' --slots=4 2>&1)

@@ -174,19 +174,22 @@ static int hexval(char c)
 	return -1;
 }
 
-/* A string at r->at (its opening quote) into *out (malloc'd, decoded). A
- * \u escape below 0x80 other than NUL becomes its byte, others UTF-8; a
- * surrogate or NUL is refused (no record writes one). */
+/* A string at r->at (its opening quote) into *out (malloc'd, decoded), or
+ * only checked when out is NULL (nothing allocated). A \u escape below
+ * 0x80 other than NUL becomes its byte, others UTF-8; a surrogate or NUL is
+ * refused (no record writes one). */
+#define PUT(c) do { if (b) b[o] = (char)(c); o++; } while (0)
 static int read_str(struct rd *r, char **out)
 {
 	size_t i, o = 0;
-	char *b;
+	char *b = NULL;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
 	if (r->at >= r->n || r->s[r->at] != '"')
 		return fail(r, "expected a string");
 	/* The decoded text is never longer than the source. */
-	if (!(b = malloc(r->n - r->at + 1)))
+	if (out && !(b = malloc(r->n - r->at + 1)))
 		return fail(r, "out of memory");
 	for (i = r->at + 1; i < r->n && r->s[i] != '"'; i++) {
 		unsigned char c = (unsigned char)r->s[i];
@@ -197,20 +200,20 @@ static int read_str(struct rd *r, char **out)
 			return fail(r, "a control character in a string");
 		}
 		if (c != '\\') {
-			b[o++] = (char)c;
+			PUT(c);
 			continue;
 		}
 		if (++i >= r->n)
 			break;
 		switch (r->s[i]) {
-		case '"': b[o++] = '"'; break;
-		case '\\': b[o++] = '\\'; break;
-		case '/': b[o++] = '/'; break;
-		case 'b': b[o++] = '\b'; break;
-		case 'f': b[o++] = '\f'; break;
-		case 'n': b[o++] = '\n'; break;
-		case 'r': b[o++] = '\r'; break;
-		case 't': b[o++] = '\t'; break;
+		case '"': PUT('"'); break;
+		case '\\': PUT('\\'); break;
+		case '/': PUT('/'); break;
+		case 'b': PUT('\b'); break;
+		case 'f': PUT('\f'); break;
+		case 'n': PUT('\n'); break;
+		case 'r': PUT('\r'); break;
+		case 't': PUT('\t'); break;
 		case 'u': {
 			unsigned v = 0;
 			int k, h;
@@ -230,14 +233,14 @@ static int read_str(struct rd *r, char **out)
 				return fail(r, "a \\u escape of NUL or a surrogate");
 			}
 			if (v < 0x80) {
-				b[o++] = (char)v;
+				PUT((char)v);
 			} else if (v < 0x800) {
-				b[o++] = (char)(0xc0 | (v >> 6));
-				b[o++] = (char)(0x80 | (v & 0x3f));
+				PUT((char)(0xc0 | (v >> 6)));
+				PUT((char)(0x80 | (v & 0x3f)));
 			} else {
-				b[o++] = (char)(0xe0 | (v >> 12));
-				b[o++] = (char)(0x80 | ((v >> 6) & 0x3f));
-				b[o++] = (char)(0x80 | (v & 0x3f));
+				PUT((char)(0xe0 | (v >> 12)));
+				PUT((char)(0x80 | ((v >> 6) & 0x3f)));
+				PUT((char)(0x80 | (v & 0x3f)));
 			}
 			break;
 		}
@@ -251,11 +254,14 @@ static int read_str(struct rd *r, char **out)
 		free(b);
 		return fail(r, "an unterminated string");
 	}
-	b[o] = '\0';
+	if (b) {
+		b[o] = '\0';
+		*out = b;
+	}
 	r->at = i + 1;
-	*out = b;
 	return 0;
 }
+#undef PUT
 
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int read_num(struct rd *r, double *v)
@@ -399,6 +405,59 @@ bad:
 	return NULL;
 }
 
+/* The same grammar as read_value, checked only: nothing is allocated (a
+ * slurmstepd checks every task's part of the record this way). */
+static int skip_value(struct rd *r, int depth)
+{
+	double num;
+	char c, end;
+
+	skip_ws(r);
+	if (depth > RDZV_JSON_DEPTH_MAX)
+		return fail(r, "nested too deep");
+	if (r->at >= r->n)
+		return fail(r, "unexpected end");
+	c = r->s[r->at];
+	if (c == '"')
+		return read_str(r, NULL);
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return read_num(r, &num);
+	if (word(r, "true") || word(r, "false") || word(r, "null"))
+		return 0;
+	if (c != '{' && c != '[')
+		return fail(r, "unexpected character");
+	end = c == '{' ? '}' : ']';
+	r->at++;
+	skip_ws(r);
+	if (r->at < r->n && r->s[r->at] == end) {
+		r->at++;
+		return 0;
+	}
+	for (;;) {
+		skip_ws(r);
+		if (end == '}') {
+			if (read_str(r, NULL) < 0)
+				return -1;
+			skip_ws(r);
+			if (r->at >= r->n || r->s[r->at] != ':')
+				return fail(r, "expected ':'");
+			r->at++;
+		}
+		if (skip_value(r, depth + 1) < 0)
+			return -1;
+		skip_ws(r);
+		if (r->at < r->n && r->s[r->at] == ',') {
+			r->at++;
+			continue;
+		}
+		if (r->at < r->n && r->s[r->at] == end) {
+			r->at++;
+			return 0;
+		}
+		return fail(r, end == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
 struct rdzv_json *rdzv_json_parse(const char *text, size_t n, char *err, size_t errlen)
 {
 	struct rd r = { text, n, 0, err, errlen };
@@ -434,10 +493,12 @@ void rdzv_json_free(struct rdzv_json *j)
 
 int rdzv_json_valid(const char *text, size_t n)
 {
-	struct rdzv_json *j = rdzv_json_parse(text, n, NULL, 0);
+	struct rd r = { text, n, 0, NULL, 0 };
 
-	rdzv_json_free(j);
-	return j != NULL;
+	if (!text || skip_value(&r, 0) < 0)
+		return 0;
+	skip_ws(&r);
+	return r.at == r.n;
 }
 
 const struct rdzv_json *rdzv_json_get(const struct rdzv_json *obj, const char *key)

@@ -26,7 +26,13 @@
 #define RDZV_RECORD_DIR_DEFAULT "/var/log/spank-rdzv"
 /* A node's record at most (the file and syslog alike); past it, tasks'
  * parts are left out and the record says how many. */
-#define RDZV_RECORD_MAX (256u << 10)
+#define RDZV_RECORD_MAX (1u << 20)
+/* The syslog copy at most: a larger record goes to syslog without the
+ * tasks' parts (the file keeps them). */
+#define RDZV_RECORD_SYSLOG_MAX 8192u
+/* The tasks' parts wait in the socket until the step ends: room for 128
+ * tasks' parts a node (set as root, above the user's net.core.wmem_max). */
+#define RDZV_RECORD_SOCKBUF (4u << 20)
 /* One task's part at most. */
 #define RDZV_RECORD_TASK_MAX (24u << 10)
 
