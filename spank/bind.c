@@ -513,6 +513,11 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 	return 0;
 }
 
+const char *rdzv_bind_fallback(void)
+{
+	return bound.warning[0] ? bound.warning : NULL;
+}
+
 const char *rdzv_bind_gpu_model(void)
 {
 	return bound.gpu_model;

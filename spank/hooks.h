@@ -28,6 +28,8 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 /* The model of the node's first CUDA GPU, read from the topology binding
  * loaded in user_init; "" when binding loaded none. */
 const char *rdzv_bind_gpu_model(void);
+/* Why binding failed and the tasks run unbound (strict=no), or NULL. */
+const char *rdzv_bind_fallback(void);
 void rdzv_bind_exit(void);
 
 /* --nccl-profile=VALUE */

@@ -29,10 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "record.h"
 #include "util.h"
 
@@ -54,11 +56,17 @@ static int64_t wall_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* A record or the metrics asked for by the site. */
+static int wanted(void)
+{
+	return rdzv.conf.record_dir[0] || rdzv.conf.record_syslog >= 0 || rdzv.conf.metrics_dir[0];
+}
+
 void rdzv_record_init_post_opt(void)
 {
 	int size = (int)RDZV_RECORD_SOCKBUF;
 
-	if (!rdzv.conf.record_dir[0] && rdzv.conf.record_syslog < 0)
+	if (!wanted())
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, rec.sock) < 0) {
 		slurm_verbose(RDZV_TAG ": record: no socket pair (%s): the tasks' variables are "
@@ -85,8 +93,7 @@ void rdzv_record_user_init(spank_t sp)
 {
 	(void)sp;
 	/* Steps the plugin serves: a mode, or one srun refused. */
-	if ((!rdzv.conf.record_dir[0] && rdzv.conf.record_syslog < 0)
-	    || (!rdzv.refused && !(rdzv.active && rdzv.mode && rdzv.mode->fill))) {
+	if (!wanted() || (!rdzv.refused && !(rdzv.active && rdzv.mode && rdzv.mode->fill))) {
 		close_socks();
 		return;
 	}
@@ -200,17 +207,61 @@ static size_t take_parts(char ***parts)
 	return n;
 }
 
-static void write_file(const char *text, size_t len)
+static int write_file(const char *text, size_t len)
 {
 	char name[RDZV_HOST_MAX + 64], err[RDZV_ERRLEN];
 
 	if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
-	                     sizeof(name)) < 0)
+	                     sizeof(name)) < 0) {
 		slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
 		            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
-	else if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err, sizeof(err)) < 0)
+		return -1;
+	}
+	if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id,
 		            err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The node's first cause of failure: srun's or the node's refusal, else
+ * the earliest failed task's (exits are in the order slurmstepd saw them). */
+static const char *first_cause(void)
+{
+	size_t i;
+
+	if (rdzv.refused)
+		return "refused_by_srun";
+	if (rdzv.error[0])
+		return "refused_by_node";
+	for (i = 0; i < rec.nexits; i++) {
+		int st = rec.exits[i].status;
+
+		if (WIFSIGNALED(st))
+			return "signal";
+		if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+			return "exit";
+	}
+	return NULL;
+}
+
+/* node_exporter's textfile (metrics_dir=): this step added. */
+static void update_metrics(const struct rdzv_record_node *n, int record_error)
+{
+	struct rdzv_metrics_step ms;
+	char err[RDZV_ERRLEN];
+
+	memset(&ms, 0, sizeof(ms));
+	ms.mode = n->mode ? n->mode : "none";
+	ms.cause = first_cause();
+	ms.profile = n->profile ? n->profile : n->profile_default;
+	ms.profile_hash = n->profile_hash;
+	ms.bind_fallback = rdzv_bind_fallback() != NULL;
+	ms.record_error = record_error;
+	ms.end = n->end;
+	if (rdzv_metrics_update(rdzv.conf.metrics_dir, &ms, err, sizeof(err)) < 0)
+		slurm_error(RDZV_TAG ": metrics: step %u.%u: %s", n->job, n->step, err);
 }
 
 /* The record to syslog: whole when it is small, else without the tasks'
@@ -241,6 +292,7 @@ void rdzv_record_exit(spank_t sp)
 	char **parts = NULL, *slurm = NULL;
 	const char *text = NULL;
 	size_t i, nparts;
+	int record_error = 0;
 
 	if (!rec.on) {
 		close_socks();
@@ -285,11 +337,14 @@ void rdzv_record_exit(spank_t sp)
 	if (rdzv_record_node_json(&n, &w) < 0 || !(text = rdzv_jw_text(&w))) {
 		text = NULL;
 		slurm_error(RDZV_TAG ": record: step %u.%u: out of memory", n.job, n.step);
+		record_error = 1;
 	} else if (rdzv.conf.record_dir[0]) {
-		write_file(text, w.len);
+		record_error = write_file(text, w.len) < 0;
 	}
 	if (text && rdzv.conf.record_syslog >= 0)
 		send_syslog(&n, text, w.len);
+	if (rdzv.conf.metrics_dir[0])
+		update_metrics(&n, record_error);
 	rdzv_jw_free(&w);
 	for (i = 0; i < nparts; i++)
 		free(parts[i]);

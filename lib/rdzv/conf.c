@@ -196,6 +196,10 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		} else if (strcmp(key, "record_dir") == 0) {
 			if (set_string(c->record_dir, sizeof(c->record_dir), key, val, 1, err, errlen) < 0)
 				return -1;
+		} else if (strcmp(key, "metrics_dir") == 0) {
+			if (set_string(c->metrics_dir, sizeof(c->metrics_dir), key, val, 1, err,
+			               errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "record_syslog") == 0) {
 			if ((b = rdzv_syslog_facility(val)) < -1)
 				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
@@ -240,7 +244,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
 			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, "
-			                "record_dir, record_syslog)", key);
+			                "record_dir, record_syslog, metrics_dir)", key);
 		}
 	}
 	return 0;

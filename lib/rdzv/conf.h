@@ -45,6 +45,8 @@ struct rdzv_conf {
 	                                          (record.h); "" none */
 	int record_syslog;                     /* record_syslog=FACILITY: syslog's LOG_*
 	                                          facility for the record; -1 none */
+	char metrics_dir[RDZV_PATH_MAX];       /* metrics_dir=DIR: node_exporter's textfile
+	                                          directory (metrics.h); "" none */
 };
 
 /* record_syslog=: the facilities a site may name. Returns the LOG_* value,

@@ -240,24 +240,29 @@ int rdzv_record_name(uint32_t job, uint32_t step, const char *node, char *buf, s
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int rdzv_record_dir_check(const char *dir, char *err, size_t errlen)
+int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
 
 	if (!dir || dir[0] != '/')
-		return rdzv_err(err, errlen, "record_dir=%s: not an absolute path", dir ? dir : "");
+		return rdzv_err(err, errlen, "%s=%s: not an absolute path", key, dir ? dir : "");
 	if (lstat(dir, &st) < 0)
-		return rdzv_err(err, errlen, "record_dir=%s: %s", dir, strerror(errno));
+		return rdzv_err(err, errlen, "%s=%s: %s", key, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return rdzv_err(err, errlen, "record_dir=%s: not a directory (a symbolic link is "
-		                "not followed)", dir);
+		return rdzv_err(err, errlen, "%s=%s: not a directory (a symbolic link is not "
+		                "followed)", key, dir);
 	if (st.st_uid != 0 && st.st_uid != geteuid())
-		return rdzv_err(err, errlen, "record_dir=%s: owned by uid %u, not root", dir,
+		return rdzv_err(err, errlen, "%s=%s: owned by uid %u, not root", key, dir,
 		                (unsigned)st.st_uid);
 	if (st.st_mode & 022)
-		return rdzv_err(err, errlen, "record_dir=%s: writable by group or others (mode %o)",
-		                dir, (unsigned)(st.st_mode & 07777));
+		return rdzv_err(err, errlen, "%s=%s: writable by group or others (mode %o)", key, dir,
+		                (unsigned)(st.st_mode & 07777));
 	return 0;
+}
+
+int rdzv_record_dir_check(const char *dir, char *err, size_t errlen)
+{
+	return rdzv_admin_dir_check("record_dir", dir, err, errlen);
 }
 
 int rdzv_record_write(const char *dir, const char *name, const char *text, size_t n,

@@ -87,6 +87,8 @@ int rdzv_record_name(uint32_t job, uint32_t step, const char *node, char *buf, s
  * link in its last part, a directory of root's that neither group nor
  * others can write. 0, or -1 with why. */
 int rdzv_record_dir_check(const char *dir, char *err, size_t errlen);
+/* The same check for another admin's directory, named as key= (metrics_dir). */
+int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen);
 
 /* Write text[0..n) as dir/name: a new temporary file (O_EXCL, O_NOFOLLOW,
  * mode 0640) renamed into place, relative to dir opened once (O_DIRECTORY,

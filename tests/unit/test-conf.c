@@ -111,7 +111,7 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog)", "the refusal lists container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir and record_syslog among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir)", "the refusal lists container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog and metrics_dir among the known keys");
 	conf_refused("nvlink_domain=rack", "nvlink_domain=rack: valid values are node, block, nvml", "nvlink_domain=rack is refused naming the valid values");
 	conf_refused("collective_timeout=soon", "collective_timeout=soon: valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default", "collective_timeout=soon is refused naming the valid values");
 	conf_refused("collective_timeout=0", "valid values are a duration", "collective_timeout=0 is refused (default says PyTorch's)");

@@ -8,6 +8,7 @@
  * file; a record is written whole, 0640, in place of what was there. */
 #include "config.h"
 #include "json.h"
+#include "metrics.h"
 #include "record.h"
 #include "tap.h"
 
@@ -272,6 +273,71 @@ static void files(void)
 		diag("cleanup failed");
 }
 
+static void metrics(void)
+{
+	static struct rdzv_metrics m;
+	struct rdzv_metrics_step st;
+	char dir[] = "/tmp/rdzv-test-metrics.XXXXXX", text[8192], path[512], err[256];
+	const char *foreign = "# HELP other x\nnode_cpu_seconds_total 5\nrdzv_steps_total{mode=\"torch\"} 7\n"
+	                      "rdzv_steps_total{mode=\"a b\"} 9\nrdzv_steps_total{mode=\"jax\"} -1\n"
+	                      "rdzv_steps_total{mode=\"jax\"} 1e3\nrdzv_bogus_total 3\n"
+	                      "rdzv_record_errors_total 2\ngarbage\n";
+	long len;
+	FILE *f;
+
+	rdzv_metrics_read(&m, foreign, strlen(foreign));
+	ok(m.n == 2, "metrics read back: only the plugin's families with plain values and labels "
+	   "(%zu of 9 lines)", m.n);
+	memset(&st, 0, sizeof(st));
+	st.mode = "torch";
+	st.cause = "exit";
+	st.profile = "h100-ndr";
+	st.profile_hash = 0x1234;
+	st.end = 1765000000;
+	ok(rdzv_metrics_step(&m, &st) == 0, "a step is added");
+	st.mode = "bad\"mode\n";
+	st.cause = NULL;
+	st.profile = NULL;
+	ok(rdzv_metrics_step(&m, &st) == 0, "... and a second, with a hostile mode name");
+	len = rdzv_metrics_text(&m, text, sizeof(text));
+	ok(len > 0 && strstr(text, "rdzv_steps_total{mode=\"torch\"} 8\n")
+	   && strstr(text, "rdzv_steps_total{mode=\"other\"} 1\n")
+	   && strstr(text, "rdzv_step_failures_total{cause=\"exit\"} 1\n")
+	   && strstr(text, "rdzv_record_errors_total 2\n"),
+	   "counters add up; a label value outside [A-Za-z0-9._-] becomes \"other\"");
+	ok(strstr(text, "rdzv_profile_info{profile=\"none\",hash=\"0000000000000000\"} 1\n")
+	   && !strstr(text, "h100-ndr"), "one profile series: the last step's");
+	ok(strstr(text, "# HELP rdzv_steps_total ") && strstr(text, "# TYPE rdzv_steps_total counter\n")
+	   && strstr(text, "# TYPE rdzv_profile_info gauge\n")
+	   && strstr(text, "rdzv_last_step_end_seconds 1765000000\n"),
+	   "HELP and TYPE before each family; the last step's end");
+	ok(rdzv_metrics_text(&m, text, 64) < 0, "a text that does not fit is refused");
+	if (!mkdtemp(dir)) {
+		skip("mkdtemp: no temporary directory");
+		return;
+	}
+	chmod(dir, 0755);
+	st.mode = "jax";
+	ok(rdzv_metrics_update(dir, &st, err, sizeof(err)) == 0
+	   && rdzv_metrics_update(dir, &st, err, sizeof(err)) == 0, "two updates of the file (%s)",
+	   err);
+	snprintf(path, sizeof(path), "%s/rdzv.prom", dir);
+	text[0] = '\0';
+	if ((f = fopen(path, "r"))) {
+		len = (long)fread(text, 1, sizeof(text) - 1, f);
+		text[len > 0 ? len : 0] = '\0';
+		fclose(f);
+	}
+	ok(strstr(text, "rdzv_steps_total{mode=\"jax\"} 2\n") != NULL,
+	   "... count both steps, read back from the file");
+	chmod(dir, 0777);
+	ok(rdzv_metrics_update(dir, &st, err, sizeof(err)) < 0 && strstr(err, "metrics_dir="),
+	   "a metrics_dir open to others is refused (%s)", err);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path) != 0)
+		diag("cleanup failed");
+}
+
 int main(void)
 {
 	malformed();
@@ -279,5 +345,6 @@ int main(void)
 	task_part();
 	node_record();
 	files();
+	metrics();
 	return done_testing();
 }
