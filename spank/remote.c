@@ -626,9 +626,37 @@ int rdzv_remote_user_init(spank_t sp)
 	{
 		char *mark = NULL;
 
+		unsigned format = 0;
+
 		rdzv.srun_has_plugin = rdzv_step_take(sp, RDZV_HO_SRUN, NULL, &mark, NULL, 0) > 0;
-		snprintf(rdzv.srun_version, sizeof(rdzv.srun_version), "%s",
-		         rdzv.srun_has_plugin && mark ? mark : "");
+		rdzv.srun_version[0] = '\0';
+		/* A rolling upgrade: srun of one release, this node of another.
+		 * A format this node reads runs (said at verbose level when the
+		 * versions differ); one it cannot read is refused, before any
+		 * of srun's texts is read. */
+		if (rdzv.srun_has_plugin && mark) {
+			/* A mark of no known shape is of no format this node reads. */
+			if (rdzv_srun_mark_parse(mark, rdzv.srun_version, sizeof(rdzv.srun_version),
+			                         &format) < 0) {
+				snprintf(rdzv.srun_version, sizeof(rdzv.srun_version), "(unknown: %.16s)",
+				         mark);
+				format = 0;
+			}
+			if (!rdzv_srun_mark_readable(rdzv.srun_version, format, PACKAGE_VERSION, err,
+			                             sizeof(err))) {
+				free(mark);
+				if (rdzv.mode && rdzv.mode->fill) {
+					free(nodelist);
+					save_error("", err);
+					return 0;
+				}
+				slurm_verbose(RDZV_TAG ": %s (no mode: nothing of srun's is read)", err);
+				mark = NULL;
+			} else if (strcmp(rdzv.srun_version, PACKAGE_VERSION) != 0)
+				slurm_verbose(RDZV_TAG ": srun's spank-rdzv is %s (hand-over format %u), "
+				              "this node's %s: read", rdzv.srun_version, format,
+				              PACKAGE_VERSION);
+		}
 		free(mark);
 	}
 	/* Refused by srun, which said why: no work for it on this node; every

@@ -139,9 +139,15 @@ int rdzv_srun_init_post_opt(spank_t sp)
 
 	if (rdzv_local_opts() < 0)
 		return -1;
-	/* srun marks its steps (handover.h): a batch script's srun without
-	 * the plugin is not taken for one with it. */
-	setenv(RDZV_HO_SRUN, PACKAGE_VERSION, 1);
+	/* srun marks its steps with its version and hand-over format
+	 * (handover.h): a batch script's srun without the plugin is not taken
+	 * for one with it, and a node that cannot read the format refuses. */
+	{
+		char mark[96];
+
+		if (rdzv_srun_mark_format(PACKAGE_VERSION, mark, sizeof(mark)) == 0)
+			setenv(RDZV_HO_SRUN, mark, 1);
+	}
 	/* Before srun asks for an allocation: whether it will make one. */
 	rdzv.srun_allocates = !getenv("SLURM_JOB_ID") && !getenv("SLURM_JOBID") && cmd.argc > 0
 	                      && rdzv_srun_names_job(cmd.argc, cmd.argv) == 0;

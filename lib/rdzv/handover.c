@@ -253,3 +253,53 @@ int rdzv_refused_parse(const char *s, uint32_t *job, uint32_t *step)
 		return -1;
 	return 0;
 }
+
+int rdzv_srun_mark_format(const char *version, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s format=%u", version, (unsigned)RDZV_HANDOVER_FORMAT);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int rdzv_srun_mark_parse(const char *mark, char *version, size_t vlen, unsigned *format)
+{
+	const char *sp, *f;
+	uint64_t v;
+	size_t n;
+
+	if (!mark || !*mark || vlen == 0)
+		return -1;
+	sp = strchr(mark, ' ');
+	n = sp ? (size_t)(sp - mark) : strlen(mark);
+	if (n == 0 || strspn(mark, "0123456789.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+~-_")
+	                  < n)
+		return -1;
+	snprintf(version, vlen, "%.*s", (int)n, mark);
+	*format = 1;
+	if (!sp)
+		return 0;
+	f = sp + 1;
+	if (strncmp(f, "format=", 7) != 0 || rdzv_parse_u64(f + 7, 1, 1000000, &v) < 0)
+		return -1;
+	*format = (unsigned)v;
+	return 0;
+}
+
+int rdzv_srun_mark_readable(const char *srun_version, unsigned format, const char *node_version,
+                            char *err, size_t errlen)
+{
+	if (format >= 1 && format <= RDZV_HANDOVER_FORMAT)
+		return 1;
+	if (format == 0)
+		rdzv_err(err, errlen, "srun's spank-rdzv %s marks the step in a form this node's "
+		         "spank-rdzv %s does not know: the step is refused rather than run with ranks "
+		         "read wrong; run srun with spank-rdzv %s", srun_version, node_version,
+		         node_version);
+	else
+		rdzv_err(err, errlen, "srun's spank-rdzv %s hands the step over in format %u, which "
+		         "this node's spank-rdzv %s (formats 1 to %u) cannot read: the step is refused "
+		         "rather than run with ranks read wrong; upgrade the plugin on this node, or run "
+		         "srun with spank-rdzv %s", srun_version, format, node_version,
+		         (unsigned)RDZV_HANDOVER_FORMAT, node_version);
+	return 0;
+}

@@ -41,6 +41,28 @@
  * srun --async, which runs no per-step srun hook (so no plan). A node
  * without a plan tells from it why. */
 #define RDZV_HO_SRUN RDZV_HANDOVER_PREFIX "SRUN"
+/* The mark's value: "VERSION format=N", srun's plugin version and the
+ * hand-over format it writes (the variables above, their texts). Releases
+ * before the format was named wrote "VERSION" alone: format 1, the same
+ * texts as format 2. A node reads formats 1 to RDZV_HANDOVER_FORMAT; a step
+ * whose srun writes a later one is refused by its nodes, naming both
+ * versions, rather than run on texts misread (wrong ranks). A later release
+ * that changes a text's meaning raises the number. */
+#ifndef RDZV_HANDOVER_FORMAT
+#define RDZV_HANDOVER_FORMAT 2
+#endif
+
+/* srun's mark for this build into buf[len]. 0, or -1 when it does not fit. */
+int rdzv_srun_mark_format(const char *version, char *buf, size_t len);
+
+/* Read a mark: its version into version[vlen] (cut to fit) and its format
+ * (1 when it names none). 0, or -1 for a mark of no known shape. */
+int rdzv_srun_mark_parse(const char *mark, char *version, size_t vlen, unsigned *format);
+
+/* Whether this node reads a mark's format: 1 yes, 0 no with why (both
+ * versions and formats named) in err. */
+int rdzv_srun_mark_readable(const char *srun_version, unsigned format, const char *node_version,
+                            char *err, size_t errlen);
 /* srun refused the step after it created it (local_user_init): "JOB.STEP".
  * Slurm's srun only aborts the launch then, and slurmctld keeps the step,
  * and the CPUs and GPUs it holds, until the job ends: no public call ends a

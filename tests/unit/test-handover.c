@@ -174,6 +174,36 @@ int main(void)
 		ok(rdzv_refused_parse(NULL, &j, &st) < 0, "... and no mark at all");
 	}
 
+	/* srun's mark: version and hand-over format (rolling upgrades). */
+	{
+		char mark[64], ver[32];
+		unsigned f = 0;
+
+		ok(rdzv_srun_mark_format("0.1.0", mark, sizeof(mark)) == 0
+		   && rdzv_srun_mark_parse(mark, ver, sizeof(ver), &f) == 0 && strcmp(ver, "0.1.0") == 0
+		   && f == RDZV_HANDOVER_FORMAT, "srun's mark '%s': its version and format back", mark);
+		ok(rdzv_srun_mark_parse("0.1.0", ver, sizeof(ver), &f) == 0 && f == 1,
+		   "an earlier release's mark (the version alone) is format 1");
+		ok(rdzv_srun_mark_parse("0.9.0 format=7", ver, sizeof(ver), &f) == 0 && f == 7
+		   && !rdzv_srun_mark_readable(ver, f, "0.1.0", err, sizeof(err))
+		   && strstr(err, "srun's spank-rdzv 0.9.0 hands the step over in format 7")
+		   && strstr(err, "this node's spank-rdzv 0.1.0"),
+		   "a later format is refused, naming both versions (%s)", err);
+		ok(rdzv_srun_mark_readable("0.1.0", 1, "0.2.0", err, sizeof(err))
+		   && rdzv_srun_mark_readable("0.2.0", RDZV_HANDOVER_FORMAT, "0.1.0", err, sizeof(err)),
+		   "formats 1 to %d are read, whatever the versions", RDZV_HANDOVER_FORMAT);
+		ok(rdzv_srun_mark_parse("", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse("0.1.0 fmt=2", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse("0.1.0 format=", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse("0.1.0 format=0", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse("0.1.0 format=2 x", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse("0.1;0", ver, sizeof(ver), &f) < 0
+		   && rdzv_srun_mark_parse(" 0.1.0", ver, sizeof(ver), &f) < 0,
+		   "marks of no known shape are refused");
+		ok(!rdzv_srun_mark_readable("(unknown)", 0, "0.1.0", err, sizeof(err))
+		   && strstr(err, "does not know"), "... and are of no readable format (%s)", err);
+	}
+
 	/* srun's side: this process's own environment. */
 	t = order_text(2 * RDZV_HANDOVER_PART + 5, 11);
 	rc = rdzv_handover_put(&rdzv_env_process, RDZV_HO_PLAN, t, err, sizeof(err));
