@@ -312,11 +312,16 @@ static int word(struct rd *r, const char *w)
 	return 1;
 }
 
-static struct rdzv_json *read_value(struct rd *r, int depth);
+/* One grammar for both uses: with out, the value is built (and *out set);
+ * without, it is only checked and nothing is allocated (a slurmstepd
+ * checks every task's part of the record this way). */
+static int parse_value(struct rd *r, int depth, struct rdzv_json **out);
 
-static int read_items(struct rd *r, struct rdzv_json *j, char end, int depth)
+/* An object's members or an array's elements, r->at on the opening
+ * bracket; into *kids when kids is not NULL. */
+static int parse_items(struct rd *r, char end, int depth, struct rdzv_json **kids)
 {
-	struct rdzv_json **tail = &j->kid;
+	struct rdzv_json **tail = kids;
 
 	r->at++;
 	skip_ws(r);
@@ -326,11 +331,11 @@ static int read_items(struct rd *r, struct rdzv_json *j, char end, int depth)
 	}
 	for (;;) {
 		char *key = NULL;
-		struct rdzv_json *v;
+		struct rdzv_json *v = NULL;
 
 		skip_ws(r);
 		if (end == '}') {
-			if (read_str(r, &key) < 0)
+			if (read_str(r, kids ? &key : NULL) < 0)
 				return -1;
 			skip_ws(r);
 			if (r->at >= r->n || r->s[r->at] != ':') {
@@ -339,13 +344,15 @@ static int read_items(struct rd *r, struct rdzv_json *j, char end, int depth)
 			}
 			r->at++;
 		}
-		if (!(v = read_value(r, depth + 1))) {
+		if (parse_value(r, depth + 1, kids ? &v : NULL) < 0) {
 			free(key);
 			return -1;
 		}
-		v->key = key;
-		*tail = v;
-		tail = &v->next;
+		if (kids) {
+			v->key = key;
+			*tail = v;
+			tail = &v->next;
+		}
 		skip_ws(r);
 		if (r->at < r->n && r->s[r->at] == ',') {
 			r->at++;
@@ -359,115 +366,65 @@ static int read_items(struct rd *r, struct rdzv_json *j, char end, int depth)
 	}
 }
 
-static struct rdzv_json *read_value(struct rd *r, int depth)
+static int parse_value(struct rd *r, int depth, struct rdzv_json **out)
 {
-	struct rdzv_json *j;
+	struct rdzv_json *j = NULL;
+	double num = 0;
+	int rc;
 	char c;
-
-	skip_ws(r);
-	if (depth > RDZV_JSON_DEPTH_MAX) {
-		fail(r, "nested too deep");
-		return NULL;
-	}
-	if (r->at >= r->n) {
-		fail(r, "unexpected end");
-		return NULL;
-	}
-	if (!(j = calloc(1, sizeof(*j)))) {
-		fail(r, "out of memory");
-		return NULL;
-	}
-	c = r->s[r->at];
-	if (c == '{' || c == '[') {
-		j->type = c == '{' ? RDZV_JSON_OBJ : RDZV_JSON_ARR;
-		if (read_items(r, j, c == '{' ? '}' : ']', depth) < 0)
-			goto bad;
-	} else if (c == '"') {
-		j->type = RDZV_JSON_STR;
-		if (read_str(r, &j->str) < 0)
-			goto bad;
-	} else if (c == '-' || (c >= '0' && c <= '9')) {
-		j->type = RDZV_JSON_NUM;
-		if (read_num(r, &j->num) < 0)
-			goto bad;
-	} else if (word(r, "true") || word(r, "false")) {
-		j->type = RDZV_JSON_BOOL;
-		j->b = c == 't';
-	} else if (word(r, "null")) {
-		j->type = RDZV_JSON_NULL;
-	} else {
-		fail(r, "unexpected character");
-		goto bad;
-	}
-	return j;
-bad:
-	rdzv_json_free(j);
-	return NULL;
-}
-
-/* The same grammar as read_value, checked only: nothing is allocated (a
- * slurmstepd checks every task's part of the record this way). */
-static int skip_value(struct rd *r, int depth)
-{
-	double num;
-	char c, end;
 
 	skip_ws(r);
 	if (depth > RDZV_JSON_DEPTH_MAX)
 		return fail(r, "nested too deep");
 	if (r->at >= r->n)
 		return fail(r, "unexpected end");
+	if (out && !(j = calloc(1, sizeof(*j))))
+		return fail(r, "out of memory");
 	c = r->s[r->at];
-	if (c == '"')
-		return read_str(r, NULL);
-	if (c == '-' || (c >= '0' && c <= '9'))
-		return read_num(r, &num);
-	if (word(r, "true") || word(r, "false") || word(r, "null"))
-		return 0;
-	if (c != '{' && c != '[')
-		return fail(r, "unexpected character");
-	end = c == '{' ? '}' : ']';
-	r->at++;
-	skip_ws(r);
-	if (r->at < r->n && r->s[r->at] == end) {
-		r->at++;
-		return 0;
+	if (c == '{' || c == '[') {
+		if (j)
+			j->type = c == '{' ? RDZV_JSON_OBJ : RDZV_JSON_ARR;
+		rc = parse_items(r, c == '{' ? '}' : ']', depth, j ? &j->kid : NULL);
+	} else if (c == '"') {
+		if (j)
+			j->type = RDZV_JSON_STR;
+		rc = read_str(r, j ? &j->str : NULL);
+	} else if (c == '-' || (c >= '0' && c <= '9')) {
+		rc = read_num(r, &num);
+		if (j) {
+			j->type = RDZV_JSON_NUM;
+			j->num = num;
+		}
+	} else if (word(r, "true") || word(r, "false")) {
+		rc = 0;
+		if (j) {
+			j->type = RDZV_JSON_BOOL;
+			j->b = c == 't';
+		}
+	} else if (word(r, "null")) {
+		rc = 0; /* calloc's type is RDZV_JSON_NULL */
+	} else {
+		rc = fail(r, "unexpected character");
 	}
-	for (;;) {
-		skip_ws(r);
-		if (end == '}') {
-			if (read_str(r, NULL) < 0)
-				return -1;
-			skip_ws(r);
-			if (r->at >= r->n || r->s[r->at] != ':')
-				return fail(r, "expected ':'");
-			r->at++;
-		}
-		if (skip_value(r, depth + 1) < 0)
-			return -1;
-		skip_ws(r);
-		if (r->at < r->n && r->s[r->at] == ',') {
-			r->at++;
-			continue;
-		}
-		if (r->at < r->n && r->s[r->at] == end) {
-			r->at++;
-			return 0;
-		}
-		return fail(r, end == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	if (rc < 0) {
+		rdzv_json_free(j);
+		return -1;
 	}
+	if (out)
+		*out = j;
+	return 0;
 }
 
 struct rdzv_json *rdzv_json_parse(const char *text, size_t n, char *err, size_t errlen)
 {
 	struct rd r = { text, n, 0, err, errlen };
-	struct rdzv_json *j;
+	struct rdzv_json *j = NULL;
 
 	if (!text) {
 		rdzv_err(err, errlen, "no text");
 		return NULL;
 	}
-	if (!(j = read_value(&r, 0)))
+	if (parse_value(&r, 0, &j) < 0)
 		return NULL;
 	skip_ws(&r);
 	if (r.at != r.n) {
@@ -495,7 +452,7 @@ int rdzv_json_valid(const char *text, size_t n)
 {
 	struct rd r = { text, n, 0, NULL, 0 };
 
-	if (!text || skip_value(&r, 0) < 0)
+	if (!text || parse_value(&r, 0, NULL) < 0)
 		return 0;
 	skip_ws(&r);
 	return r.at == r.n;
