@@ -412,6 +412,8 @@ static int parse_value(struct rd *r, int depth, struct rdzv_json **out)
 	}
 	if (out)
 		*out = j;
+	else
+		rdzv_json_free(j); /* NULL: nothing was built */
 	return 0;
 }
 

@@ -98,8 +98,8 @@ void rdzv_metrics_read(struct rdzv_metrics *m, const char *text, size_t n)
 		size_t name_len;
 
 		at += len + (nl ? 1 : 0);
-		if (len == 0 || line[0] == '#' || len >= RDZV_METRICS_KEY_MAX + 24)
-			continue;
+		if (line[0] == '\n' || line[0] == '#' || len >= RDZV_METRICS_KEY_MAX + 24)
+			continue; /* an empty line, a comment, a line longer than any of ours */
 		sp = memchr(line, ' ', len);
 		if (!sp || (size_t)(sp - line) >= RDZV_METRICS_KEY_MAX
 		    || rdzv_parse_u64n(sp + 1, len - (size_t)(sp - line) - 1, 0, UINT64_MAX, &v) < 0)
