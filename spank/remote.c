@@ -23,9 +23,11 @@
 #include "hooks.h"
 #include "container_hooks.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "domain.h"
@@ -801,6 +803,31 @@ static void fail_task(uint32_t rank, int print, const char *msg)
 	_exit(1);
 }
 
+/* A task of a step srun refused (srun said why): it ends before exec. One
+ * task must fail, so that srun exits non-zero; only global rank 0 does, and
+ * only after REFUSED_FAIL_MS, every other task exits 0 at once. A task that
+ * fails makes srun kill the step (kill-on-bad-exit), and a kill that reaches
+ * a node whose slurmstepd is still starting the step leaves the step in
+ * slurmctld for 30 s to 2 min (seen on 22.05 under load: that node's
+ * slurmstepd ends before the others have reported the step's end to it), the
+ * very hold this path exists to avoid. Exits of 0 trigger no kill, and by
+ * the time rank 0 fails the other nodes have started. */
+#define REFUSED_FAIL_MS 1000
+static void end_refused_task(spank_t sp)
+{
+	struct timespec t = { REFUSED_FAIL_MS / 1000, (REFUSED_FAIL_MS % 1000) * 1000000L };
+	uint32_t rank = 1;
+
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
+		rank = 1;
+	rank += rdzv.step.task_offset;
+	if (rank != 0)
+		_exit(0);
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+	_exit(1);
+}
+
 int rdzv_remote_task_init(spank_t sp)
 {
 	char err[RDZV_ERRLEN];
@@ -817,7 +844,7 @@ int rdzv_remote_task_init(spank_t sp)
 	int agent = rdzv.active && rdzv.mode && (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE);
 
 	if (rdzv.refused)
-		fail_task(0, 0, NULL); /* srun said why, once */
+		end_refused_task(sp);
 	if (rdzv_hang_armed() || rdzv_hang_timeout() || agent) {
 		uint32_t r = 0;
 
