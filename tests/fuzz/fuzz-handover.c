@@ -52,15 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	{
-		char ver[32], again[64], err[512];
+		char ver[32], again[64], why[512];
 		unsigned f = 0;
 
 		/* srun's mark: a parsed one has a version and a format, and
 		 * either is read or is refused with a reason. */
 		if (rdzv_srun_mark_parse(p.v[0], ver, sizeof(ver), &f) == 0) {
 			FUZZ_ASSERT(ver[0] && f >= 1);
-			FUZZ_ASSERT(rdzv_srun_mark_readable(ver, f, "0.1.0", err, sizeof(err))
-			            || err[0]);
+			FUZZ_ASSERT(rdzv_srun_mark_readable(ver, f, "0.1.0", why, sizeof(why))
+			            || why[0]);
 			FUZZ_ASSERT(rdzv_srun_mark_format(ver, again, sizeof(again)) == 0
 			            || strlen(ver) > 40);
 		}
