@@ -198,7 +198,7 @@ static void facts(struct rdzv_jw *w, const struct rdzv_record_node *n)
 
 int rdzv_record_node_json(const struct rdzv_record_node *n, struct rdzv_jw *w)
 {
-	size_t i, room, lost = n->tasks_lost, kept = 0;
+	size_t i, room, lost = n->tasks_lost;
 	int cut = 0;
 
 	rdzv_jw_open(w, '{');
@@ -217,13 +217,11 @@ int rdzv_record_node_json(const struct rdzv_record_node *n, struct rdzv_jw *w)
 			continue;
 		}
 		rdzv_jw_raw(w, n->tasks[i], len);
-		kept++;
 	}
 	rdzv_jw_close(w, ']');
 	rdzv_jw_key(w, "tasks_left_out");
 	rdzv_jw_u64(w, lost);
 	rdzv_jw_close(w, '}');
-	(void)kept;
 	if (w->oom)
 		return -1;
 	return cut || w->full ? 1 : 0;
