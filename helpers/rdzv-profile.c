@@ -57,40 +57,6 @@ static void usage(FILE *f)
 	        "  -h, --help\n");
 }
 
-/* The arguments of the first "... rdzv.so ARGS" line of a plugstack.conf. */
-static int read_plugstack(const char *path, struct rdzv_conf *conf, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "re");
-	char line[4096];
-	int found = 0, rv = -1;
-
-	if (!f)
-		return rdzv_err(err, errlen, "%s: cannot open", path);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *av[64], *save = NULL, *tok;
-		int ac = 0;
-
-		for (tok = strtok_r(line, " \t\r\n", &save); tok && ac < 64;
-		     tok = strtok_r(NULL, " \t\r\n", &save))
-			av[ac++] = tok;
-		if (ac < 2 || av[0][0] == '#')
-			continue;
-		if (strlen(av[1]) < 7 || strcmp(av[1] + strlen(av[1]) - 7, "rdzv.so") != 0)
-			continue;
-		found = 1;
-		if (rdzv_conf_parse(ac - 2, av + 2, conf, err, errlen) < 0)
-			goto fail;
-	}
-	if (!found) {
-		rdzv_err(err, errlen, "%s: no rdzv.so line", path);
-		goto fail;
-	}
-	rv = 0;
-fail:
-	fclose(f);
-	return rv;
-}
-
 /* Users read the files in srun and in slurmstepd (as themselves). */
 static void warn_unreadable(const struct rdzv_profile_dir *d, const char *name)
 {
@@ -363,7 +329,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (plugstack && read_plugstack(plugstack, &a.conf, err, sizeof(err)) < 0) {
+	if (plugstack && rdzv_conf_read_plugstack(plugstack, &a.conf, err, sizeof(err)) < 0) {
 		fprintf(stderr, "rdzv-profile: %s\n", err);
 		return 1;
 	}

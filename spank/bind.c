@@ -31,6 +31,7 @@
 #include "bindmode.h"
 #include "hostlist.h"
 #include "identity.h"
+#include "jobmap.h"
 #include "topo.h"
 #include "topocache.h"
 #include "util.h"
@@ -78,6 +79,9 @@ static struct {
 	char root_error[RDZV_ERRLEN];    /* ... or why it could not */
 	char model_note[RDZV_PATH_MAX + RDZV_ERRLEN + 64];/* where the model came from (verbose) */
 	struct rdzv_identity *ident;     /* Slurm's GPU numbers -> PCI devices */
+	int gpus[RDZV_JOBMAP_GPUS_MAX];  /* the step's NVIDIA GPUs here, in PCI order
+	                                  * (NVML's and DCGM's index), for jobmap */
+	size_t ngpus;
 } bound;
 
 int rdzv_bind_option(const char *val, char *err, size_t errlen)
@@ -240,7 +244,7 @@ int rdzv_bind_init_post_opt(spank_t sp)
 /* gres.conf for identity: the admin's gres_conf=, else next to slurmd's
  * SLURM_CONF (slurmstepd's own environment, not the job's), else
  * /etc/slurm/gres.conf. */
-static const char *gres_conf_path(char *buf, size_t len)
+const char *rdzv_bind_gres_conf(char *buf, size_t len)
 {
 	const char *conf = getenv("SLURM_CONF"), *slash;
 
@@ -284,7 +288,7 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	if (rdzv_affinity_cpulist(cpus, sizeof(cpus), err, errlen) < 0)
 		goto fail;
 	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
-	ireq.gres_conf = gres_conf_path(gres, sizeof(gres));
+	ireq.gres_conf = rdzv_bind_gres_conf(gres, sizeof(gres));
 	ireq.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
 	if (rdzv_identity_read(topo, &ireq, &bound.ident, err, errlen) < 0)
 		goto fail;
@@ -338,6 +342,7 @@ static void miopen_dir(spank_t sp)
 int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, size_t errlen)
 {
 	char gpus[GPULIST_MAX] = "";
+	size_t k;
 	const char *mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 
 	bound.flags = 0;
@@ -348,18 +353,36 @@ int rdzv_bind_user_init(spank_t sp, const struct rdzv_step *step, char *err, siz
 	bound.amd = 0;
 	bound.miopen[0] = '\0';
 	bound.miopen_note[0] = '\0';
+	bound.ngpus = 0;
 	if (rdzv_bind_mode_parse(mode, &bound.flags, err, errlen) < 0)
 		return -1;
-	if (!bound.flags)
+	/* DCGM's job mapping names the step's GPUs by PCI position: the
+	 * table's identity chain, computed also where binding is off. */
+	if (!bound.flags && !rdzv.conf.dcgm_job_map_dir[0])
 		return 0;
 	/* A step without GPUs: nothing to bind, and no topology to load. */
 	if (!step_has_gpus(sp, gpus, sizeof(gpus)))
 		return 0;
 	if (compute_table(sp, step, gpus, err, errlen) < 0) {
+		if (!bound.flags) {
+			slurm_verbose(RDZV_TAG ": dcgm job map: the step's GPUs are not known: %s", err);
+			err[0] = '\0';
+			return 0;
+		}
 		if (rdzv.conf.strict)
 			return -1;
 		snprintf(bound.warning, sizeof(bound.warning), "%s; running unbound", err);
 		slurm_verbose(RDZV_TAG ": binding: %s", bound.warning);
+		return 0;
+	}
+	if (!bound.amd)
+		for (k = 0; k < bound.tab->ngpus && bound.ngpus < RDZV_JOBMAP_GPUS_MAX; k++)
+			if (bound.tab->single[k].gpu >= 0)
+				bound.gpus[bound.ngpus++] = bound.tab->single[k].gpu;
+	if (!bound.flags) {
+		/* Only for the mapping: nothing is bound. */
+		rdzv_bind_table_destroy(bound.tab);
+		bound.tab = NULL;
 		return 0;
 	}
 	if (bound.amd)
@@ -516,6 +539,12 @@ int rdzv_bind_task_init(spank_t sp, const struct rdzv_step *step, const struct r
 const char *rdzv_bind_fallback(void)
 {
 	return bound.warning[0] ? bound.warning : NULL;
+}
+
+size_t rdzv_bind_step_gpus(const int **gpus)
+{
+	*gpus = bound.gpus;
+	return bound.ngpus;
 }
 
 const char *rdzv_bind_gpu_model(void)

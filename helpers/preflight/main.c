@@ -47,10 +47,21 @@ static void usage(FILE *f)
 	        "                     bus id, xGMI hive, xGMI health) and exit; no rendezvous\n"
 	        "                     (ROCm SMI from $RDZV_RSMI_LIBRARY, else\n"
 	        "                     librocm_smi64.so.1)\n"
+	        "  --node             check this node as the plugin's job prolog does\n"
+	        "                     (health_check=): GPU files of gres.conf, NVML's health,\n"
+	        "                     the topology's NIC ports; one line, exit 0 healthy, 1 not\n"
+	        "                     (for NHC); no rendezvous\n"
+	        "  --plugstack=FILE   --node: the rdzv.so line's settings (default: next to\n"
+	        "                     $SLURM_CONF, else /etc/slurm/plugstack.conf)\n"
+	        "  --name=NODE        --node: Slurm's name of the node ($SLURMD_NODENAME, else\n"
+	        "                     the short host name)\n"
 	        "  -h, --help         this text\n"
 	        "  --version\n"
 	        "Exit status: 0 every check passed, 1 a check failed, 2 usage or environment.\n");
 }
+
+static int node_mode;
+static const char *node_plugstack, *node_name;
 
 static int parse_opts(int argc, char **argv, struct pf_opts *o)
 {
@@ -67,6 +78,9 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 		{ "outlier", required_argument, NULL, 'o' },
 		{ "fabric", no_argument, NULL, 'F' },
 		{ "xgmi", no_argument, NULL, 'X' },
+		{ "node", no_argument, NULL, 'N' },
+		{ "plugstack", required_argument, NULL, 'P' },
+		{ "name", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -126,6 +140,9 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 			exit(pf_fabric_print(stdout));
 		case 'X':
 			exit(pf_xgmi_print(stdout, NULL));
+		case 'N': node_mode = 1; break;
+		case 'P': node_plugstack = optarg; break;
+		case 'M': node_name = optarg; break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -286,6 +303,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_opts(argc, argv, &opts) < 0)
 		return EXIT_USAGE;
+	if (node_mode)
+		return pf_node_check(node_plugstack, node_name, stdout);
 	if (pf_env_read(&env, err, sizeof(err)) < 0) {
 		fprintf(stderr, PF_TAG ": %s (run it as a step of srun --rdzv=torch, or set them)\n", err);
 		return EXIT_USAGE;

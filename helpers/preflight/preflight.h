@@ -236,6 +236,12 @@ const char *pf_gpu_build(void); /* "CUDA x.y, NCCL a.b.c" or "without CUDA/NCCL"
 void pf_fabric_collect(struct pf_report *r);
 int pf_fabric_print(FILE *f);
 
+/* --node: the plugin's node check (health_check=) with plugstack.conf's
+ * rdzv.so settings (plugstack NULL: next to $SLURM_CONF, else
+ * /etc/slurm/plugstack.conf) for node name (NULL: $SLURMD_NODENAME, else
+ * the short host name). One line on out; 0 healthy, 1 a fault, 2 usage. */
+int pf_node_check(const char *plugstack, const char *name, FILE *out);
+
 /* fabric.c: the node's AMD GPUs and their xGMI hives into r (ROCm SMI from
  * $RDZV_RSMI_LIBRARY, else librocm_smi64.so.1). On a node whose PCI bus
  * under sysfs (NULL: /sys) shows no AMD GPU, ROCm SMI is not loaded and

@@ -357,7 +357,7 @@ static int is_nvidia_dev(const char *file)
  * MultipleFiles= line is one device, whose GPU is its /dev/nvidiaN).
  * Returns the count, 0 with why set when Slurm's order is not the files'
  * (AutoDetect=nvml), -1 with why set when gres.conf cannot be used. */
-static long gres_files(const char *conf, const char *node, int amd,
+long rdzv_gres_gpu_files(const char *conf, const char *node, int amd,
                        char (**files)[RDZV_DEVPATH_MAX], int *nvml, char *why, size_t whylen)
 {
 	char path[RDZV_DEVPATH_MAX * 2], val[4096], node_val[1024], one[RDZV_DEVPATH_MAX];
@@ -508,7 +508,7 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 		if (!req->gres_conf)
 			snprintf(why, sizeof(why), "no gres.conf known");
 		else
-			nf = gres_files(req->gres_conf, req->node, amd, &files, &nvml, why,
+			nf = rdzv_gres_gpu_files(req->gres_conf, req->node, amd, &files, &nvml, why,
 			                sizeof(why));
 	}
 	if (nf > 0) {

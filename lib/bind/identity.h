@@ -86,6 +86,14 @@ int rdzv_identity_read(const struct rdzv_topo *t, const struct rdzv_identity_req
 int rdzv_identity_positional(const struct rdzv_topo *t, const char *why,
                              struct rdzv_identity **out, char *err, size_t errlen);
 
+/* The GPU device files of node in Slurm's order, from gres.conf conf
+ * (Name=gpu File= or MultipleFiles= lines naming the node, or none).
+ * Returns the count with *files malloc'ed, 0 with *nvml set when
+ * AutoDetect numbers them (AutoDetect=nvml, or rsmi when amd), -1 with why
+ * when gres.conf cannot be read or names no GPU file for the node. */
+long rdzv_gres_gpu_files(const char *conf, const char *node, int amd,
+                         char (**files)[RDZV_DEVPATH_MAX], int *nvml, char *why, size_t whylen);
+
 void rdzv_identity_destroy(struct rdzv_identity *id); /* accepts NULL */
 
 /* The topology GPU of Slurm's GPU number k, or -1. */

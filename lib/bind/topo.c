@@ -718,3 +718,15 @@ const char *rdzv_topo_gpu_busid(const struct rdzv_topo *t, size_t i)
 {
 	return t && i < t->ngpus ? t->gpus[i].busid : NULL;
 }
+
+int rdzv_topo_nic_info(const struct rdzv_topo *t, size_t i, const char **name, int *port,
+                       int *fabric, int *usable)
+{
+	if (i >= t->nnics)
+		return -1;
+	*name = t->nics[i].name;
+	*port = t->nics[i].port;
+	*fabric = t->nics[i].fabric;
+	*usable = rdzv_topo_nic_usable(t, i);
+	return 0;
+}

@@ -93,6 +93,12 @@ const char *rdzv_topo_gpu_busid(const struct rdzv_topo *t, size_t i);
 int rdzv_topo_format_gpu(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 int rdzv_topo_format_nic(const struct rdzv_topo *t, size_t i, char *buf, size_t len);
 
+/* NIC port i: its OS device's name (mlx5_0), port, enum rdzv_fabric, and
+ * whether the binding would use it (ACTIVE, or of unknown state, in the
+ * topology). 0, or -1 when i is out of range. */
+int rdzv_topo_nic_info(const struct rdzv_topo *t, size_t i, const char **name, int *port,
+                       int *fabric, int *usable);
+
 /* What the step owns on this node. */
 struct rdzv_bind_req {
 	const char *step_gpus; /* SLURM_STEP_GPUS: node GPU indices "0,2"; NULL/"": use visible */

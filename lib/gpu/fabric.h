@@ -35,7 +35,8 @@
 
 #include <stddef.h>
 
-#define RDZV_NVML_SONAME "libnvidia-ml.so.1"
+#include "gpulib.h"
+
 #define RDZV_FABRIC_GPUS_MAX 64    /* GPUs read per node (NVL72 trays hold 4) */
 #define RDZV_FABRIC_UUID_TEXT 37   /* 8-4-4-4-12 and NUL */
 
@@ -94,8 +95,6 @@ void rdzv_fabric_uuid_text(const unsigned char uuid[16], char *buf, size_t len);
 /* "not supported", "not started", "in progress", "completed", "state N". */
 const char *rdzv_fabric_state_name(unsigned state);
 
-/* NVML's name of a return code ("not supported", "GPU is lost", ...). */
-const char *rdzv_nvml_error_name(int rc);
 
 /* The faults a health mask (and a v3 health summary, when have_summary)
  * report, as "degraded bandwidth, route unhealthy" into buf ("" when none).

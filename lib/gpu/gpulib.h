@@ -9,6 +9,12 @@
 
 #include "util.h"
 
+#define RDZV_NVML_SONAME "libnvidia-ml.so.1"
+
+/* NVML's name of a return code ("not supported", "GPU is lost", ...);
+ * lib/gpu/fabric.c. */
+const char *rdzv_nvml_error_name(int rc);
+
 /* One symbol of a vendor library: its name, the function pointer it goes
  * into (its address, whatever the pointer's type), and whether the library
  * is refused without it. */

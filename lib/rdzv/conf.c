@@ -200,6 +200,15 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			if (set_string(c->metrics_dir, sizeof(c->metrics_dir), key, val, 1, err,
 			               errlen) < 0)
 				return -1;
+		} else if (strcmp(key, "dcgm_job_map_dir") == 0) {
+			if (set_string(c->dcgm_job_map_dir, sizeof(c->dcgm_job_map_dir), key, val, 1,
+			               err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "health_check") == 0) {
+			if ((b = rdzv_parse_bool(val)) < 0)
+				return rdzv_err(err, errlen, "plugstack argument health_check=%.32s: valid "
+				                "values are yes, no", val);
+			c->health_check = b;
 		} else if (strcmp(key, "record_syslog") == 0) {
 			if ((b = rdzv_syslog_facility(val)) < -1)
 				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
@@ -244,7 +253,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
 			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, "
-			                "record_dir, record_syslog, metrics_dir)", key);
+			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", key);
 		}
 	}
 	return 0;
@@ -335,4 +344,42 @@ int rdzv_opts_from_env(struct rdzv_opts *o, const char *(*get)(void *ctx, const 
 		o->verbose = b;
 	}
 	return 0;
+}
+
+/* Used by the helpers (rdzv-profile, rdzv-preflight --node). */
+int rdzv_conf_read_plugstack(const char *path, struct rdzv_conf *conf, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096], why[512];
+	int found = 0, rv = -1;
+	long lineno = 0;
+
+	if (!f)
+		return rdzv_err(err, errlen, "%s: cannot open", path);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *av[64], *save = NULL, *tok;
+		int ac = 0;
+
+		lineno++;
+		for (tok = strtok_r(line, " \t\r\n", &save); tok && ac < 64;
+		     tok = strtok_r(NULL, " \t\r\n", &save))
+			av[ac++] = tok;
+		if (ac < 2 || av[0][0] == '#')
+			continue;
+		if (strlen(av[1]) < 7 || strcmp(av[1] + strlen(av[1]) - 7, "rdzv.so") != 0)
+			continue;
+		found = 1;
+		if (rdzv_conf_parse(ac - 2, av + 2, conf, why, sizeof(why)) < 0) {
+			rdzv_err(err, errlen, "%s:%ld: %s", path, lineno, why);
+			goto fail;
+		}
+	}
+	if (!found) {
+		rdzv_err(err, errlen, "%s: no rdzv.so line", path);
+		goto fail;
+	}
+	rv = 0;
+fail:
+	fclose(f);
+	return rv;
 }

@@ -47,6 +47,11 @@ struct rdzv_conf {
 	                                          facility for the record; -1 none */
 	char metrics_dir[RDZV_PATH_MAX];       /* metrics_dir=DIR: node_exporter's textfile
 	                                          directory (metrics.h); "" none */
+	char dcgm_job_map_dir[RDZV_PATH_MAX];  /* dcgm_job_map_dir=DIR (%n = node name):
+	                                          DCGM-exporter's job-mapping files
+	                                          (jobmap.h); "" none */
+	int health_check;                      /* health_check=yes: the node check in
+	                                          the job's prolog (health.h) */
 };
 
 /* record_syslog=: the facilities a site may name. Returns the LOG_* value,
@@ -85,6 +90,11 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 
 /* yes/no/1/0/true/false/on/off. Returns 0/1, or -1. */
 int rdzv_parse_bool(const char *s);
+
+/* Parse the arguments of the first "... rdzv.so ARGS" line of the
+ * plugstack.conf at path into conf (as slurm_spank_init would). 0, or -1
+ * with the file, or the argument refused, in err. */
+int rdzv_conf_read_plugstack(const char *path, struct rdzv_conf *conf, char *err, size_t errlen);
 
 /* What the user chose (options, or the RDZV_* environment fallback).
  * Unset fields mean "not given". Option callbacks run twice (environment,

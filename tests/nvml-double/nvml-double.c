@@ -19,6 +19,10 @@
  *       HEALTH    the health mask (decimal or 0x...); SUMMARY v3's summary
  *   fail CALL CODE   the NVML call named CALL returns CODE
  *   deny INDEX       nvmlDeviceGetHandleByIndex_v2(INDEX) says NO_PERMISSION
+ *   retired INDEX    GPU INDEX has retired pages pending
+ *                    (nvmlDeviceGetRetiredPagesPendingStatus)
+ *   remap INDEX WHAT GPU INDEX's row remapping: pending | failed
+ *                    (nvmlDeviceGetRemappedRows)
  *   log PATH         append "init PID" to PATH at each nvmlInit_v2
  * (fail and log are read as in every double: tests/lib/double-config.h.)
  * Built twice: with RDZV_DOUBLE_NO_V the library lacks
@@ -69,6 +73,7 @@ struct gpu {
 	unsigned versions, clique, state, health, summary;
 	unsigned char cluster[16];
 	int status, denied;
+	unsigned retired, remap_pending, remap_failed;
 };
 
 static struct {
@@ -86,6 +91,9 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, struct nvml_device **dev);
 int nvmlDeviceGetUUID(struct nvml_device *dev, char *uuid, unsigned len);
 int nvmlDeviceGetPciInfo_v3(struct nvml_device *dev, struct pci_info *pci);
 int nvmlDeviceGetGpuFabricInfo(struct nvml_device *dev, struct fabric_v1 *info);
+int nvmlDeviceGetRetiredPagesPendingStatus(struct nvml_device *dev, int *pending);
+int nvmlDeviceGetRemappedRows(struct nvml_device *dev, unsigned *corr, unsigned *unc,
+                              unsigned *pending, unsigned *failed);
 #ifndef RDZV_DOUBLE_NO_V
 int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info);
 #endif
@@ -138,6 +146,18 @@ static int own_line(const char *line)
 	if (sscanf(line, "deny %d", &k) == 1) {
 		if (k >= 0 && k < GPUS_MAX)
 			dbl.gpu[k].denied = 1;
+		return 0;
+	}
+	if (sscanf(line, "retired %d", &k) == 1) {
+		if (k >= 0 && k < GPUS_MAX)
+			dbl.gpu[k].retired = 1;
+		return 0;
+	}
+	if (sscanf(line, "remap %d %99s", &k, w[0]) == 2) {
+		if (k >= 0 && k < GPUS_MAX) {
+			dbl.gpu[k].remap_pending = strcmp(w[0], "pending") == 0;
+			dbl.gpu[k].remap_failed = strcmp(w[0], "failed") == 0;
+		}
 		return 0;
 	}
 	if (dbl.n >= GPUS_MAX)
@@ -285,3 +305,34 @@ int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info)
 	return ARGUMENT_VERSION_MISMATCH;
 }
 #endif
+
+/* nvmlEnableState_t: 1 enabled (pages are waiting to be retired). */
+int nvmlDeviceGetRetiredPagesPendingStatus(struct nvml_device *dev, int *pending)
+{
+	struct gpu *g = gpu_of(dev);
+	int rc = failing("nvmlDeviceGetRetiredPagesPendingStatus");
+
+	if (!g)
+		return dbl.inited ? INVALID_ARGUMENT : UNINITIALIZED;
+	if (rc)
+		return rc;
+	*pending = (int)g->retired;
+	return OK;
+}
+
+int nvmlDeviceGetRemappedRows(struct nvml_device *dev, unsigned *corr, unsigned *unc,
+                              unsigned *pending, unsigned *failed)
+{
+	struct gpu *g = gpu_of(dev);
+	int rc = failing("nvmlDeviceGetRemappedRows");
+
+	if (!g)
+		return dbl.inited ? INVALID_ARGUMENT : UNINITIALIZED;
+	if (rc)
+		return rc;
+	*corr = 0;
+	*unc = g->remap_failed || g->remap_pending;
+	*pending = g->remap_pending;
+	*failed = g->remap_failed;
+	return OK;
+}

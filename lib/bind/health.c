@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* health.c: a node's quick check; see health.h. */
+#define _GNU_SOURCE 1
+#include "config.h"
+#include "health.h"
+#include "identity.h"
+#include "gpulib.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NVIDIA_MAJOR 195
+#define MINORS_MAX 256
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static const char *root_of(const struct rdzv_health_req *r)
+{
+	return r->root && r->root[0] && strcmp(r->root, "/") != 0 ? r->root : "";
+}
+
+/* "WHAT: WHY" added to the notes. */
+static void note(struct rdzv_health *h, const char *what, const char *why)
+{
+	size_t o = strlen(h->notes);
+
+	if (o < sizeof(h->notes) - 1)
+		snprintf(h->notes + o, sizeof(h->notes) - o, "%s%s: %.300s", o ? "; " : "", what, why);
+}
+
+/* The driver's GPUs by minor (ROOT/proc/driver/nvidia/gpus/BUSID/information,
+ * "Device Minor: N"). Returns how many, -1 when the driver's list is absent. */
+static int driver_minors(const char *root, unsigned char minors[MINORS_MAX])
+{
+	char path[4096];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	memset(minors, 0, MINORS_MAX);
+	snprintf(path, sizeof(path), "%s/proc/driver/nvidia/gpus", root);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d))) {
+		char info[4096], *text, *m;
+		long minor;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(info, sizeof(info), "%s/%s/information", path, e->d_name)
+		    >= (int)sizeof(info) || !(text = rdzv_read_head(info, 8192)))
+			continue;
+		if ((m = strstr(text, "Device Minor:")) && (minor = strtol(m + 13, NULL, 10)) >= 0
+		    && minor < MINORS_MAX) {
+			minors[minor] = 1;
+			n++;
+		}
+		free(text);
+	}
+	closedir(d);
+	return n;
+}
+
+static int check_gpus(const struct rdzv_health_req *r, struct rdzv_health *h, long *nfiles)
+{
+	char (*files)[RDZV_DEVPATH_MAX] = NULL, why[512];
+	unsigned char minors[MINORS_MAX];
+	int nvml = 0, have_driver;
+	long n, i;
+
+	*nfiles = -1;
+	if (!r->gres_conf)
+		return 0;
+	n = rdzv_gres_gpu_files(r->gres_conf, r->node, 0, &files, &nvml, why, sizeof(why));
+	if (n <= 0) {
+		/* A node without GPU lines has no GPU to check; AutoDetect
+		 * finds the GPUs that are there, so only NVML can count them. */
+		note(h, "GPU files not checked", why);
+		return 0;
+	}
+	*nfiles = n;
+	have_driver = driver_minors(root_of(r), minors) >= 0;
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		h->gpus++;
+		if (stat(files[i], &st) < 0) {
+			snprintf(h->fault, sizeof(h->fault), "GPU %ld %s: %.120s", i,
+			         errno == ENOENT ? "missing" : strerror(errno), files[i]);
+			break;
+		}
+		if (!S_ISCHR(st.st_mode)) {
+			snprintf(h->fault, sizeof(h->fault), "GPU %ld not a device: %.120s", i, files[i]);
+			break;
+		}
+		if (have_driver && major(st.st_rdev) == NVIDIA_MAJOR && minor(st.st_rdev) < MINORS_MAX
+		    && !minors[minor(st.st_rdev)]) {
+			snprintf(h->fault, sizeof(h->fault), "GPU %ld off the bus: %.100s (minor %u) is "
+			         "not among the driver's GPUs", i, files[i], minor(st.st_rdev));
+			break;
+		}
+	}
+	free(files);
+	return h->fault[0] != 0;
+}
+
+typedef int (*nvml_void_fn)(void);
+typedef int (*nvml_count_fn)(unsigned *);
+typedef int (*nvml_handle_fn)(unsigned, void **);
+typedef int (*nvml_retired_fn)(void *, int *);
+typedef int (*nvml_remap_fn)(void *, unsigned *, unsigned *, unsigned *, unsigned *);
+
+static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, long nfiles)
+{
+	const char *path = r->nvml_library && *r->nvml_library ? r->nvml_library : RDZV_NVML_SONAME;
+	nvml_void_fn init = NULL, shutdown = NULL;
+	nvml_count_fn count = NULL;
+	nvml_handle_fn handle = NULL;
+	nvml_retired_fn retired = NULL;
+	nvml_remap_fn remap = NULL;
+	const struct rdzv_gpulib_sym syms[] = {
+		{ "nvmlInit_v2", &init, 1 },
+		{ "nvmlShutdown", &shutdown, 1 },
+		{ "nvmlDeviceGetCount_v2", &count, 1 },
+		{ "nvmlDeviceGetHandleByIndex_v2", &handle, 1 },
+		{ "nvmlDeviceGetRetiredPagesPendingStatus", &retired, 0 },
+		{ "nvmlDeviceGetRemappedRows", &remap, 0 },
+	};
+	char why[512], err[512];
+	unsigned n = 0, i;
+	void *lib;
+	int rc;
+
+	h->nvml_gpus = -1;
+	if (!(lib = rdzv_gpulib_open(path, why, sizeof(why)))) {
+		note(h, "NVML not checked", why);
+		return 0;
+	}
+	if (rdzv_gpulib_syms(&lib, path, syms, sizeof(syms) / sizeof(syms[0]), "not NVML", err,
+	                     sizeof(err)) < 0) {
+		note(h, "NVML not checked", err);
+		return 0;
+	}
+	if ((rc = init()) != 0) {
+		snprintf(h->fault, sizeof(h->fault), "NVML does not start: %s (error %d)",
+		         rdzv_nvml_error_name(rc), rc);
+		goto out;
+	}
+	if ((rc = count(&n)) != 0) {
+		snprintf(h->fault, sizeof(h->fault), "NVML cannot count the GPUs: %s",
+		         rdzv_nvml_error_name(rc));
+		goto shut;
+	}
+	h->nvml_gpus = (int)n;
+	if (nfiles > 0 && (long)n != nfiles) {
+		snprintf(h->fault, sizeof(h->fault), "NVML sees %u GPUs, gres.conf names %ld", n,
+		         nfiles);
+		goto shut;
+	}
+	for (i = 0; i < n && !h->fault[0]; i++) {
+		unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+		int retire = 0;
+		void *dev = NULL;
+
+		if ((rc = handle(i, &dev)) != 0) {
+			snprintf(h->fault, sizeof(h->fault), "GPU %u no NVML handle: %s", i,
+			         rdzv_nvml_error_name(rc));
+			break;
+		}
+		if (retired && retired(dev, &retire) == 0 && retire)
+			snprintf(h->fault, sizeof(h->fault), "GPU %u retired pages pending (reset "
+			         "the GPU)", i);
+		else if (remap && remap(dev, &corr, &unc, &pending, &failed) == 0 && failed)
+			snprintf(h->fault, sizeof(h->fault), "GPU %u row remapping failed (%u "
+			         "uncorrectable rows)", i, unc);
+		else if (remap && pending)
+			snprintf(h->fault, sizeof(h->fault), "GPU %u row remapping pending (reset "
+			         "the GPU)", i);
+	}
+shut:
+	shutdown();
+out:
+	/* NVML stays loaded: unloading it under its own threads is unsafe,
+	 * and this process (the prolog's, the helper's) ends soon. */
+	return h->fault[0] != 0;
+}
+
+static int check_nics(const struct rdzv_health_req *r, struct rdzv_health *h)
+{
+	size_t i, n = r->topo ? rdzv_topo_nic_count(r->topo) : 0;
+
+	for (i = 0; i < n; i++) {
+		char path[4096], *text;
+		const char *name;
+		int port, fabric, usable;
+		struct stat st;
+
+		if (rdzv_topo_nic_info(r->topo, i, &name, &port, &fabric, &usable) < 0 || !usable
+		    || fabric == RDZV_FABRIC_SLINGSHOT)
+			continue;
+		h->nics++;
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s", root_of(r), name);
+		if (stat(path, &st) < 0) {
+			snprintf(h->fault, sizeof(h->fault), "NIC %.60s absent: %.100s", name, path);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%d/state", root_of(r),
+		         name, port);
+		if (!(text = rdzv_read_head(path, 256))) {
+			snprintf(h->fault, sizeof(h->fault), "NIC %.60s:%d no state: %.100s",
+			         name, port, path);
+			return 1;
+		}
+		text[strcspn(text, "\n")] = '\0';
+		if (!strstr(text, "ACTIVE")) {
+			snprintf(h->fault, sizeof(h->fault), "NIC %.60s:%d %.40s", name, port, text);
+			free(text);
+			return 1;
+		}
+		free(text);
+	}
+	return 0;
+}
+
+int rdzv_health_check(const struct rdzv_health_req *r, struct rdzv_health *h)
+{
+	long start = now_ms(), nfiles = -1;
+
+	memset(h, 0, sizeof(*h));
+	h->nvml_gpus = -1;
+	if (!check_gpus(r, h, &nfiles) && !check_nics(r, h))
+		(void)check_nvml(r, h, nfiles);
+	h->ms = now_ms() - start;
+	return h->fault[0] != 0;
+}
+
+int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdzv_health *h)
+{
+	long start = now_ms();
+	int fd[2], status;
+	size_t got = 0;
+	pid_t pid;
+
+	memset(h, 0, sizeof(*h));
+	h->nvml_gpus = -1;
+	if (pipe2(fd, O_CLOEXEC) < 0)
+		return rdzv_health_check(r, h);
+	if ((pid = fork()) < 0) {
+		close(fd[0]);
+		close(fd[1]);
+		return rdzv_health_check(r, h);
+	}
+	if (pid == 0) {
+		struct rdzv_health mine;
+		const char *p = (const char *)&mine;
+		size_t done = 0;
+		ssize_t w;
+
+		close(fd[0]);
+		(void)rdzv_health_check(r, &mine);
+		while (done < sizeof(mine) && (w = write(fd[1], p + done, sizeof(mine) - done)) != 0) {
+			if (w < 0 && errno != EINTR)
+				break;
+			if (w > 0)
+				done += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	while (got < sizeof(*h)) {
+		struct pollfd p = { fd[0], POLLIN, 0 };
+		long left = timeout_ms - (now_ms() - start);
+		ssize_t k;
+		int pr;
+
+		if (left <= 0 || (pr = poll(&p, 1, (int)left)) == 0)
+			break;
+		if (pr < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if ((k = read(fd[0], (char *)h + got, sizeof(*h) - got)) < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd[0]);
+	if (got < sizeof(*h)) {
+		(void)kill(pid, SIGKILL);
+		memset(h, 0, sizeof(*h));
+		h->nvml_gpus = -1;
+		snprintf(h->fault, sizeof(h->fault), "node check unfinished after %ld ms (a GPU "
+		         "driver or file system not answering)", timeout_ms);
+		/* A child stuck in the kernel (D state) would hold a waitpid
+		 * forever: it is left to init when this process ends. */
+		(void)waitpid(pid, &status, WNOHANG);
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	h->ms = now_ms() - start;
+	h->fault[sizeof(h->fault) - 1] = '\0';
+	h->notes[sizeof(h->notes) - 1] = '\0';
+	return h->fault[0] != 0;
+}
