@@ -241,21 +241,6 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	return 0;
 }
 
-/* gres.conf for identity: the admin's gres_conf=, else next to slurmd's
- * SLURM_CONF (slurmstepd's own environment, not the job's), else
- * /etc/slurm/gres.conf. */
-const char *rdzv_bind_gres_conf(char *buf, size_t len)
-{
-	const char *conf = getenv("SLURM_CONF"), *slash;
-
-	if (rdzv.conf.gres_conf[0])
-		return rdzv.conf.gres_conf;
-	if (conf && conf[0] == '/' && (slash = strrchr(conf, '/'))
-	    && snprintf(buf, len, "%.*s/gres.conf", (int)(slash - conf), conf) < (int)len)
-		return buf;
-	return "/etc/slurm/gres.conf";
-}
-
 static int compute_table(spank_t sp, const struct rdzv_step *step, const char *step_gpus,
                          char *err, size_t errlen)
 {
@@ -288,7 +273,7 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 	if (rdzv_affinity_cpulist(cpus, sizeof(cpus), err, errlen) < 0)
 		goto fail;
 	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
-	ireq.gres_conf = rdzv_bind_gres_conf(gres, sizeof(gres));
+	ireq.gres_conf = rdzv_gres_conf_path(rdzv.conf.gres_conf, gres, sizeof(gres));
 	ireq.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
 	if (rdzv_identity_read(topo, &ireq, &bound.ident, err, errlen) < 0)
 		goto fail;

@@ -31,9 +31,6 @@ const char *rdzv_bind_gpu_model(void);
 /* The step's NVIDIA GPUs on this node by PCI position (NVML's, DCGM's
  * index), known after user_init when topology= is set; the count. */
 size_t rdzv_bind_step_gpus(const int **gpus);
-/* gres.conf for GPU identity: gres_conf=, else next to slurmd's SLURM_CONF,
- * else /etc/slurm/gres.conf (buf holds the second). */
-const char *rdzv_bind_gres_conf(char *buf, size_t len);
 /* Why binding failed and the tasks run unbound (strict=no), or NULL. */
 const char *rdzv_bind_fallback(void);
 void rdzv_bind_exit(void);

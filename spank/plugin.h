@@ -100,11 +100,7 @@ void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's e
 void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
 void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher joined */
 
-/* node.c: the admin's per-node work, as root: the health gate (job
- * prolog) and DCGM-exporter's job mapping (a claim per step, swept by the
- * job's epilog). */
-int rdzv_node_job_prolog(spank_t sp);
-int rdzv_node_job_epilog(spank_t sp);
+/* node.c: DCGM-exporter's job mapping, as root: a claim per step. */
 void rdzv_node_task_post_fork(spank_t sp);
 void rdzv_node_exit(void);
 

@@ -124,37 +124,6 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	return 0;
 }
 
-/* Slurm runs the job's prolog and epilog through "slurmstepd spank
- * prolog|epilog" on each node, as root, when a plugin has these; there
- * slurm_spank_init is not called (plugstack.c: spank_job_script), so the
- * line is read here. A refused line is said and nothing is done: failing
- * would fail the prolog and drain the node for a typo. */
-static int job_script_conf(int ac, char **av)
-{
-	char err[RDZV_ERRLEN];
-
-	if (spank_context() != S_CTX_JOB_SCRIPT)
-		return -1;
-	memset(&rdzv, 0, sizeof(rdzv));
-	rdzv_conf_defaults(&rdzv.conf);
-	if (rdzv_conf_parse(ac, av, &rdzv.conf, err, sizeof(err)) < 0) {
-		slurm_error(RDZV_TAG ": plugstack.conf: %s (the node check and the job map's "
-		            "sweep are off)", err);
-		return -1;
-	}
-	return 0;
-}
-
-int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
-{
-	return job_script_conf(ac, av) < 0 ? 0 : rdzv_node_job_prolog(sp);
-}
-
-int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
-{
-	return job_script_conf(ac, av) < 0 ? 0 : rdzv_node_job_epilog(sp);
-}
-
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
 	if (spank_remote(sp)) {

@@ -7,7 +7,9 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require torch
-e2e_start
+rec=$(mktemp -d /tmp/rdzv-rec.XXXXXX)
+e2e_start RDZV_PLUGSTACK_ARGS="record_dir=$rec"
+trap 'e2e_stop; rm -rf "$rec"' EXIT
 app="$top_srcdir/tests/e2e/allreduce.py"
 check="$PY $top_srcdir/tests/e2e/check_reports.py"
 cd "$(mktemp -d)" || exit 1
@@ -42,4 +44,5 @@ SLURM_HOSTFILE=$PWD/hosts step 6 --master n3 --per-node n1=3,n2=2,n3=1 -- -n6 --
 is "$srun_rc" 0 "arbitrary with SLURM_HOSTFILE (3+2+1, rank 0 on n3): srun exits 0"
 is "$check_rc" 0 "arbitrary: MASTER_ADDR is n3, where rank 0 runs ($verdict)"
 [ "$check_rc" = 0 ] || diag "$srun_out"
+records_whole "$rec"
 done_testing

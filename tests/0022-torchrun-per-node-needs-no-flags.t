@@ -9,7 +9,9 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require torch
-e2e_start
+rec=$(mktemp -d /tmp/rdzv-rec.XXXXXX)
+e2e_start RDZV_PLUGSTACK_ARGS="record_dir=$rec"
+trap 'e2e_stop; rm -rf "$rec"' EXIT
 app="$top_srcdir/tests/e2e/allreduce.py"
 check="$PY $top_srcdir/tests/e2e/check_reports.py"
 cd "$(mktemp -d)" || exit 1
@@ -30,4 +32,5 @@ ok "$isnt_zero" "torchrun with 4 tasks on 2 nodes is refused (srun exit $rc)"
 like "$out" "ntasks-per-node=1" "the refusal tells the user to use --ntasks-per-node=1"
 ok "$([ ! -e /tmp/rdzv-should-not-run ] && echo 0 || echo 1)" "nothing was launched"
 rm -f /tmp/rdzv-should-not-run
+records_whole "$rec"
 done_testing

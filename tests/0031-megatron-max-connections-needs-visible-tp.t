@@ -6,7 +6,9 @@
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
-e2e_start
+rec=$(mktemp -d /tmp/rdzv-rec.XXXXXX)
+e2e_start RDZV_PLUGSTACK_ARGS="record_dir=$rec"
+trap 'e2e_stop; rm -rf "$rec"' EXIT
 cd "$(mktemp -d)" || exit 1
 show='echo "CDMC=${CUDA_DEVICE_MAX_CONNECTIONS-unset}"'
 
@@ -26,4 +28,5 @@ like "$out" "CUDA_DEVICE_MAX_CONNECTIONS not set: the command line shows no tens
 run_to 60 srun -N1 -n2 --rdzv=megatron --rdzv-verbose bash -c "$show" x --tensor-model-parallel-size 2 --use-torch-fsdp2
 is "$(grep -c '^CDMC=unset$' <<< "$out")" 2 "not set with FSDP even with TP 2"
 like "$out" "not set: the command line asks for FSDP \(--use-torch-fsdp2\)" "verbose names the FSDP flag"
+records_whole "$rec"
 done_testing

@@ -119,6 +119,7 @@ dpkg -x "$deb" "$root"
 plugindir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
 plugin=$root$plugindir/rdzv.so
 ok "$([ -f "$plugin" ] && echo 0 || echo 1)" "rdzv.so is installed in Debian's Slurm plugin directory $plugindir"
+ok "$([ -f "${plugin%/*}/rdzv_node.so" ] && [ ! -e "${plugin%/*}/rdzv_node.la" ] && echo 0 || echo 1)" "... and rdzv_node.so beside it (no libtool .la)"
 ok "$([ ! -e "$root$plugindir/rdzv.la" ] && echo 0 || echo 1)" "no libtool archive is shipped"
 for page in man8/rdzv.8 man1/rdzv-topo.1 man1/rdzv-hostfile.1 man1/rdzv-profile.1 man1/rdzv-preflight.1 man1/rdzv-retry.1 man1/rdzv-report.1; do
 	ok "$([ -f "$root/usr/share/man/$page.gz" ] && echo 0 || echo 1)" "man page $page is installed"

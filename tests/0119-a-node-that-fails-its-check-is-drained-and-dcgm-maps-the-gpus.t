@@ -8,8 +8,8 @@
 #   out of PCI order, device minors permuted, as tests/topo/identity/p4d
 #   says; the expected indices come from derive.py's golden, p4d.out). No
 #   file is left after the step, nor after its slurmstepd was killed (the
-#   job's epilog sweeps its claims).
-# - health_check=yes: the job's prolog checks the node (GPU device files of
+#   job's epilog, rdzv_node.so's, sweeps its claims).
+# - rdzv_node.so health_check=yes: the job's prolog checks the node (GPU device files of
 #   gres.conf, the topology's NIC ports in a fake sysfs); a missing GPU
 #   drains the node with a reason that names it (sinfo -R), the job does
 #   not run there, and `rdzv-preflight --node` says the same; a healthy
@@ -57,7 +57,19 @@ dcgm_index() {
 	sed -n 's|^# slurm [0-9]* -> .* -> \(0000:[0-9a-f:.]*\)$|\1|p' "$golden" | sort | grep -nx "$bus" | cut -d: -f1 | awk '{ print $1 - 1 }'
 }
 args="topology=$T/topo/%n.xml gres_conf=$T/gres.conf identity_root=$T/root dcgm_job_map_dir=$T/dcgm/%n"
-e2e_start RDZV_NODE_GPUS="8 4 4" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args"
+e2e_start RDZV_NODE_GPUS="8 4 4" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args" \
+	RDZV_NODE_PLUGSTACK_ARGS="$args"
+# plugstack.conf with rdzv.so's line and rdzv_node.so's (the job's prolog
+# and epilog), each with ARGS: written new and renamed in.
+# plugstack RDZV_ARGS NODE_ARGS; NODE_ARGS "-": no rdzv_node.so line.
+plugstack() {
+	local so=$top_builddir/spank/.libs
+	{
+		printf 'required %s/rdzv.so %s\n' "$so" "$1"
+		[ "$2" = - ] || printf 'required %s/rdzv_node.so %s\n' "$so" "$2"
+	} > "$RDZV_CLUSTER_DIR/plugstack.conf.new"
+	mv "$RDZV_CLUSTER_DIR/plugstack.conf.new" "$RDZV_CLUSTER_DIR/plugstack.conf"
+}
 cleanup() { e2e_stop; rm -rf "$T"; }
 trap cleanup EXIT
 cd "$T" || exit 1
@@ -129,7 +141,7 @@ wait "$srun_pid" 2>/dev/null
 # 4. The health gate. Healthy first: the check's own time, and srun's
 # start with and without it (best of 3, a new job each: the prolog runs
 # once per job and node).
-e2e_plugstack $args health_check=yes
+plugstack "$args" "$args health_check=yes"
 run_to 30 "$pf" --node --plugstack "$RDZV_CLUSTER_DIR/plugstack.conf" --name n2
 is "$rc" 0 "rdzv-preflight --node: n2 is healthy"
 like "$out" "^n2: healthy in [0-9]+ ms \\(4 GPU files, [1-9][0-9]* NIC ports" "... having checked its 4 GPU files and NIC ports"
@@ -144,10 +156,10 @@ best() {
 	echo "$b"
 }
 with=$(best)
-e2e_plugstack $args
+plugstack "$args" -
 without=$(best)
-e2e_plugstack $args health_check=yes
-ok "$([ $((with - without)) -lt 1000 ] && echo 0 || echo 1)" "a healthy node's prolog adds under 1 s to srun (best of 3: $with ms with the check, $without ms without)"
+plugstack "$args" "$args health_check=yes"
+ok "$([ $((with - without)) -lt 1000 ] && echo 0 || echo 1)" "a healthy node's prolog adds under 1 s to srun (best of 3: $with ms with rdzv_node.so's check, $without ms without its line)"
 idle() { [ "$(sinfo -h -n "$1" -o %t)" = idle ]; }
 wait_for 30 idle n2; ok $? "n2 stays in service (idle)"
 
@@ -170,11 +182,12 @@ mknod "$T/dev/n2/nvidia2" c 195 2
 scontrol update nodename=n2 state=resume
 run_to 60 srun -N1 -w n2 true
 is "$rc" 0 "mended and resumed, n2 runs jobs again"
-# A broken line (health_check=maybe) never drains a node: the prolog says
-# so in slurmd's log and runs nothing.
-e2e_plugstack $args health_check=maybe
+# A broken rdzv_node.so line (health_check=maybe) never drains a node:
+# its prolog says so in slurmd's log, checks nothing, and the job runs.
+plugstack "$args" "$args health_check=maybe"
 run_to 60 srun -N1 -w n3 true
-ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun refuses health_check=maybe"
-like "$out" "health_check=maybe: valid values are yes, no" "... naming the valid values"
+is "$rc" 0 "a job runs on n3 under a broken rdzv_node.so line"
+like "$(grep 'rdzv_node.so: plugstack.conf' "$RDZV_CLUSTER_DIR/log/slurmd-n3.log" | tail -n 1)" \
+	"health_check=maybe: valid values are yes, no" "... slurmd's log names the bad argument and its valid values"
 wait_for 30 idle n3; ok $? "... and n3 is not drained"
 done_testing

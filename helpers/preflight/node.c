@@ -12,6 +12,7 @@
 
 #include "conf.h"
 #include "health.h"
+#include "identity.h"
 #include "topo.h"
 #include "util.h"
 
@@ -48,7 +49,6 @@ static const char *node_name(const char *given, char *buf, size_t len)
 int pf_node_check(const char *plugstack, const char *name, FILE *out)
 {
 	char ps[1024], host[256], gres[1024], topo_path[1024], lib[1024], err[1024];
-	const char *conf_env = getenv("SLURM_CONF"), *slash;
 	struct rdzv_health_req req = { 0 };
 	struct rdzv_topo *topo = NULL;
 	struct rdzv_conf conf;
@@ -64,14 +64,8 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 		fprintf(stderr, PF_TAG ": no node name (give --name)\n");
 		return 2;
 	}
-	if (conf.gres_conf[0])
-		snprintf(gres, sizeof(gres), "%s", conf.gres_conf);
-	else if (conf_env && conf_env[0] == '/' && (slash = strrchr(conf_env, '/')))
-		snprintf(gres, sizeof(gres), "%.*s/gres.conf", (int)(slash - conf_env), conf_env);
-	else
-		snprintf(gres, sizeof(gres), "/etc/slurm/gres.conf");
 	req.root = conf.identity_root;
-	req.gres_conf = gres;
+	req.gres_conf = rdzv_gres_conf_path(conf.gres_conf, gres, sizeof(gres));
 	req.node = name;
 	if (conf.nvml_library[0]) {
 		if (rdzv_path_node(conf.nvml_library, name, lib, sizeof(lib), err, sizeof(err)) < 0) {

@@ -704,3 +704,15 @@ int rdzv_identity_format(const struct rdzv_identity *id, size_t g, char *buf, si
 		             rdzv_id_source_name(id->v[k].source));
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
+
+const char *rdzv_gres_conf_path(const char *given, char *buf, size_t len)
+{
+	const char *conf = getenv("SLURM_CONF"), *slash;
+
+	if (given && given[0])
+		return given;
+	if (conf && conf[0] == '/' && (slash = strrchr(conf, '/'))
+	    && snprintf(buf, len, "%.*s/gres.conf", (int)(slash - conf), conf) < (int)len)
+		return buf;
+	return "/etc/slurm/gres.conf";
+}

@@ -94,6 +94,11 @@ int rdzv_identity_positional(const struct rdzv_topo *t, const char *why,
 long rdzv_gres_gpu_files(const char *conf, const char *node, int amd,
                          char (**files)[RDZV_DEVPATH_MAX], int *nvml, char *why, size_t whylen);
 
+/* gres.conf: given (the admin's gres_conf=) when not empty, else beside
+ * this process's $SLURM_CONF (slurmd's and slurmstepd's own), else
+ * /etc/slurm/gres.conf. buf holds the second. */
+const char *rdzv_gres_conf_path(const char *given, char *buf, size_t len);
+
 void rdzv_identity_destroy(struct rdzv_identity *id); /* accepts NULL */
 
 /* The topology GPU of Slurm's GPU number k, or -1. */

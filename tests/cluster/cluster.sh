@@ -21,6 +21,8 @@
 #   RDZV_PLUGIN           rdzv.so to load (default $top_builddir/spank/.libs/rdzv.so)
 #   RDZV_PLUGIN_REQUIRED  required|optional (default required)
 #   RDZV_PLUGSTACK_ARGS   plugstack arguments at start (default empty)
+#   RDZV_NODE_PLUGSTACK_ARGS  when set, a second line loads rdzv_node.so
+#                         (beside RDZV_PLUGIN) with these arguments
 #   RDZV_SLURM_EXTRA      extra slurm.conf lines (e.g. "MpiParams=ports=21000-21999")
 #   RDZV_NO_PLUGIN=1      start without the plugin (benchmarks' baseline)
 #   RDZV_GRES_CONF        a gres.conf to use instead of the generated one (its device files are the caller's)
@@ -121,6 +123,9 @@ write_plugstack() {
 		: > "$dir/plugstack.conf"
 	else
 		echo "$required $plugin $*" > "$dir/plugstack.conf"
+		# The admin's second plugin (job prolog and epilog), beside rdzv.so.
+		[ -z "${RDZV_NODE_PLUGSTACK_ARGS+set}" ] \
+			|| echo "required ${plugin%/*}/rdzv_node.so $RDZV_NODE_PLUGSTACK_ARGS" >> "$dir/plugstack.conf"
 	fi
 }
 

@@ -70,3 +70,20 @@ megatron_runs() {
 
 uniq_of() { printf '%s\n' "$1" | grep -v '^rdzv:' | sort -u | tr '\n' ' '; }
 not0() { [ "$1" != 0 ] && echo 0 || echo 1; }
+
+# records_whole DIR: the step records a test's steps left in DIR (plugstack
+# record_dir=DIR): each step has one record per node of the step, and
+# rdzv-report reads it. Two TAP lines; the steps are counted, not listed.
+records_whole() {
+	local dir=$1 js steps=0 bad=0 rep
+	for js in $(ls "$dir" 2>/dev/null | sed -n 's/^\([0-9]*\.[0-9]*\)\..*\.json$/\1/p' | sort -u); do
+		steps=$((steps + 1))
+		if ! rep=$("$top_builddir/helpers/rdzv-report" --dir "$dir" "$js" 2>&1); then
+			bad=$((bad + 1)); diag "rdzv-report $js: $(printf '%s' "$rep" | head -c 500)"
+		elif ! printf '%s\n' "$rep" | grep -Eq "records from ([0-9]+) of \\1 node"; then
+			bad=$((bad + 1)); diag "step $js: $(printf '%s\n' "$rep" | grep 'records from')"
+		fi
+	done
+	ok "$([ "$steps" -gt 0 ] && echo 0 || echo 1)" "the test's steps with a mode left records ($steps steps)"
+	is "$bad" 0 "... each step's from every one of its nodes, read back by rdzv-report"
+}

@@ -111,7 +111,11 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir)", "the refusal lists container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog and metrics_dir among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", "the refusal lists container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir and health_check among the known keys");
+	conf_refused("health_check=maybe", "health_check=maybe: valid values are yes, no",
+	             "health_check=maybe is refused naming the valid values");
+	conf_refused("dcgm_job_map_dir=run/dcgm", "must be an absolute path",
+	             "dcgm_job_map_dir= must be absolute");
 	conf_refused("nvlink_domain=rack", "nvlink_domain=rack: valid values are node, block, nvml", "nvlink_domain=rack is refused naming the valid values");
 	conf_refused("collective_timeout=soon", "collective_timeout=soon: valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default", "collective_timeout=soon is refused naming the valid values");
 	conf_refused("collective_timeout=0", "valid values are a duration", "collective_timeout=0 is refused (default says PyTorch's)");

@@ -11,6 +11,7 @@
  * NIC ports in a fake sysfs; the first fault is the reason; a check that
  * does not end is itself the fault, in bounded time. */
 #include "config.h"
+#include "conf.h"
 #include "health.h"
 #include "jobmap.h"
 #include "record.h"
@@ -351,6 +352,31 @@ static void test_health(const char *fixtures, const char *nvml)
 	unlink(path);
 }
 
+/* rdzv-preflight --node and rdzv-profile read the rdzv.so line of a
+ * plugstack.conf: a bad argument is named with the file and line. */
+static void test_plugstack(void)
+{
+	char path[700], err[1024], want[900];
+	struct rdzv_conf c;
+
+	snprintf(path, sizeof(path), "%s/plugstack.conf", dir);
+	write_file(path, "# site\noptional /x/other.so a=b\nrequired /x/rdzv.so health_check=maybe\n");
+	rdzv_conf_defaults(&c);
+	is_int(rdzv_conf_read_plugstack(path, &c, err, sizeof(err)), -1, "a bad rdzv.so line is refused");
+	snprintf(want, sizeof(want), "%s:3: plugstack argument health_check=maybe: valid values are "
+	         "yes, no", path);
+	is_str(err, want, "... naming the file, the line and the valid values");
+	write_file(path, "required /x/rdzv_node.so health_check=yes\nrequired /x/rdzv.so "
+	           "health_check=yes gres_conf=/etc/g.conf\n");
+	rdzv_conf_defaults(&c);
+	is_int(rdzv_conf_read_plugstack(path, &c, err, sizeof(err)), 0, "rdzv.so's line is read");
+	is_str(c.gres_conf, "/etc/g.conf", "... its own (rdzv_node.so's line is not rdzv.so's)");
+	is_int(c.health_check, 1, "... health_check=yes");
+	write_file(path, "required /x/rdzv_node.so health_check=yes\n");
+	is_int(rdzv_conf_read_plugstack(path, &c, err, sizeof(err)), -1, "no rdzv.so line: refused");
+	like(err, "no rdzv.so line", "... saying so");
+}
+
 int main(void)
 {
 	const char *env = getenv("RDZV_TOPOLOGIES"), *top = getenv("top_srcdir");
@@ -363,6 +389,7 @@ int main(void)
 	double_path(nvml, sizeof(nvml), "RDZV_NVML_DOUBLE_DIR", "tests/nvml-double/.libs",
 	            "libnvml-double.so");
 	temp_dir(dir, sizeof(dir), "test-node-admin");
+	test_plugstack();
 	test_jobmap();
 	if (access(nvml, R_OK) != 0)
 		ok(0, "the NVML double at %s (make check builds it)", nvml);

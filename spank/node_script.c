@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* node_script.c: rdzv_node.so, the admin's second plugin: the job's prolog
+ * and epilog on each node, which slurmd runs as root through "slurmstepd
+ * spank prolog|epilog" for every job once a plugin of plugstack.conf has
+ * these hooks. A plugin of its own so that a site pays that fork and exec
+ * per job and node only when it asks for what they do, and so that rdzv.so
+ * failing to load on a node never fails a job's prolog (which would drain
+ * the node): the admin chooses required or optional for this line alone.
+ * Its arguments are rdzv.so's (the same line's words can be given to both).
+ *
+ *   job_prolog   health_check=yes: the node check (lib/bind/health.h),
+ *                bounded to 5 s; on a fault the node is drained with the
+ *                fault as its reason and the prolog fails (required: the
+ *                job does not run here)
+ *   job_epilog   dcgm_job_map_dir=: every claim of the job swept (a
+ *                slurmstepd killed before its exit left its own)
+ * slurm_spank_init is not called in this context (plugstack.c,
+ * spank_job_script): each hook reads its arguments. A refused line is said
+ * in slurmd's log and does nothing: failing would drain the node. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "conf.h"
+#include "health.h"
+#include "identity.h"
+#include "jobmap.h"
+#include "record.h"
+#include "topo.h"
+#include "util.h"
+
+SPANK_PLUGIN(rdzv_node, 1);
+
+#define TAG "rdzv"
+#define ERRLEN 512
+#define PATH_LEN 4096
+
+static int read_conf(int ac, char **av, struct rdzv_conf *c)
+{
+	char err[ERRLEN];
+
+	rdzv_conf_defaults(c);
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return -1;
+	if (rdzv_conf_parse(ac, av, c, err, sizeof(err)) < 0) {
+		slurm_error(TAG ": rdzv_node.so: plugstack.conf: %s (nothing checked or swept)", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Slurm's name of this node: slurmd sets SLURMD_NODENAME in the prolog's
+ * and epilog's environment (no user's). */
+static const char *node_name(void)
+{
+	const char *n = getenv("SLURMD_NODENAME");
+
+	return n && n[0] ? n : NULL;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char dir[PATH_LEN], err[ERRLEN];
+	struct rdzv_conf c;
+	const char *name = node_name();
+	uint32_t job = 0;
+	int n;
+
+	if (read_conf(ac, av, &c) < 0 || !c.dcgm_job_map_dir[0]
+	    || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+		return 0;
+	if (rdzv_path_node(c.dcgm_job_map_dir, name ? name : "", dir, sizeof(dir), err,
+	                   sizeof(err)) < 0
+	    || rdzv_admin_dir_check("dcgm_job_map_dir", dir, err, sizeof(err)) < 0) {
+		slurm_error(TAG ": dcgm job map: %s", err);
+		return 0;
+	}
+	if ((n = rdzv_jobmap_sweep(dir, c.identity_root[0] ? c.identity_root : NULL, job, err,
+	                           sizeof(err))) < 0)
+		slurm_error(TAG ": dcgm job map: job %u's epilog: %s", job, err);
+	else if (n > 0)
+		slurm_info(TAG ": dcgm job map: job %u's epilog swept %d claim%s of steps that did "
+		           "not end theirs", job, n, n == 1 ? "" : "s");
+	return 0; /* an epilog that fails drains the node: never for this */
+}
+
+/* The drain, as root, as an admin types it (scontrol update, in the
+ * prolog's environment: slurmd's SLURM_CONF); the reason names the fault.
+ * slurmctld keeps it: its own "Prolog error" goes only to a node not
+ * drained yet (node_mgr.c, validate_node_specs). Bounded: scontrol is
+ * killed after DRAIN_WAIT_MS. */
+#define DRAIN_WAIT_MS 10000
+static void drain(const char *name, const char *fault)
+{
+	char node_arg[300], reason_arg[RDZV_HEALTH_REASON_MAX + 32], cmd[] = "scontrol",
+	     update[] = "update", state[] = "state=drain";
+	char *argv[] = { cmd, update, node_arg, state, reason_arg, NULL };
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	int status = 0, waited = 0;
+	pid_t pid, r;
+
+	snprintf(node_arg, sizeof(node_arg), "nodename=%s", name);
+	snprintf(reason_arg, sizeof(reason_arg), "reason=rdzv: %s", fault);
+	if ((pid = fork()) < 0) {
+		slurm_error(TAG ": health: cannot drain %s: fork: %s", name, strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(RDZV_SCONTROL, argv);
+		_exit(127);
+	}
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited < DRAIN_WAIT_MS) {
+		nanosleep(&tick, NULL);
+		waited += 10;
+	}
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+		slurm_error(TAG ": health: cannot drain %s: %s did not answer in %d s", name,
+		            RDZV_SCONTROL, DRAIN_WAIT_MS / 1000);
+	} else if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		slurm_error(TAG ": health: cannot drain %s: %s update failed (status %d)", name,
+		            RDZV_SCONTROL, status);
+	}
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	char topo_path[PATH_LEN], gres[PATH_LEN], lib[PATH_LEN], err[ERRLEN];
+	const char *name = node_name();
+	struct rdzv_health_req req = { 0 };
+	struct rdzv_topo *topo = NULL;
+	struct rdzv_health h;
+	struct rdzv_conf c;
+	uint32_t job = 0;
+
+	if (read_conf(ac, av, &c) < 0 || !c.health_check)
+		return 0;
+	(void)spank_get_item(sp, S_JOB_ID, &job);
+	req.root = c.identity_root;
+	req.gres_conf = rdzv_gres_conf_path(c.gres_conf, gres, sizeof(gres));
+	req.node = name;
+	if (c.nvml_library[0]) {
+		if (rdzv_path_node(c.nvml_library, name ? name : "", lib, sizeof(lib), err,
+		                   sizeof(err)) < 0)
+			slurm_error(TAG ": health: nvml_library=: %s", err);
+		else
+			req.nvml_library = lib;
+	}
+	if (c.topology[0]) {
+		if (rdzv_path_node(c.topology, name ? name : "", topo_path, sizeof(topo_path), err,
+		                   sizeof(err)) < 0
+		    || rdzv_topo_load(topo_path, &topo, err, sizeof(err)) < 0)
+			slurm_error(TAG ": health: NICs not checked: topology: %s", err);
+		req.topo = topo;
+	}
+	(void)rdzv_health_run(&req, RDZV_HEALTH_TIMEOUT_MS, &h);
+	rdzv_topo_destroy(topo);
+	if (!h.fault[0]) {
+		slurm_verbose(TAG ": health: job %u: node %s healthy in %ld ms (%d GPU files, %d NIC "
+		              "ports)%s%s", job, name ? name : "?", h.ms, h.gpus, h.nics,
+		              h.notes[0] ? "; " : "", h.notes);
+		return 0;
+	}
+	slurm_error(TAG ": health: job %u: node %s: %s: draining it", job, name ? name : "?",
+	            h.fault);
+	if (name)
+		drain(name, h.fault);
+	return -1;
+}
