@@ -14,6 +14,10 @@ HOW:
   node-once          every rank inits; the ranks on NODE exit 1 when
                      TORCHELASTIC_RESTART_COUNT is 0 (the first attempt of
                      rdzv-retry), otherwise all all-reduce and print "trained"
+  node-killed-once   the same, but the ranks on NODE are killed (SIGKILL, as
+                     the OOM killer or a dying node would) instead of exiting
+  bug                rank RANK raises ValueError before init_process_group,
+                     at every attempt (a bug in the script)
 
 Writes the failure's wall-clock time (time.time()) to STAMP before failing,
 so a test measures from the failure to srun's exit. Every rank prints
@@ -44,13 +48,18 @@ def main():
     if how == "exit1-before-init" and rank == bad:
         stamp(path)
         sys.exit(1)
+    if how == "bug" and rank == bad:
+        stamp(path)
+        raise ValueError("a bug in the script: learning rate %r" % "1e-3x")
     import torch
     import torch.distributed as dist
-    if how == "node-once" and node == node_arg and restart == "0":
+    if how in ("node-once", "node-killed-once") and node == node_arg and restart == "0":
         stamp(path)
+        if how == "node-killed-once":
+            os.kill(os.getpid(), signal.SIGKILL)
         sys.exit(1)
     dist.init_process_group("gloo")
-    if how == "node-once":
+    if how in ("node-once", "node-killed-once", "bug"):
         t = torch.tensor([rank + 1])
         dist.all_reduce(t)
         print("rank %d trained sum=%d of %d" % (rank, int(t), world * (world + 1) // 2),
