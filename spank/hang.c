@@ -535,12 +535,36 @@ static void on_asks_drained(struct rdzv_listener *l, void *ctx)
 
 static const struct rdzv_listener_ops ask_ops = { RDZV_HANG_DGRAM_MAX, on_ask, on_asks_drained };
 
+/* The user asked for a timeout or hang diagnosis that an image run with a
+ * cleaned environment never sees (its Python gets no PYTHONPATH, so the
+ * image's own sitecustomize runs and PyTorch keeps its 30 minutes): said
+ * at start, with the fix (tests/0111). */
+static void cleanenv_warning(const struct rdzv_srun_step *s)
+{
+	const char *rt = rdzv_container_cleans_pythonpath(s->prog_argc, s->prog_argv);
+	char what[96];
+
+	if (!rt || !rdzv.conf.hang_python[0])
+		return;
+	if (rdzv.opts.collective_timeout >= 0)
+		snprintf(what, sizeof(what), "--rdzv-collective-timeout");
+	else if (rdzv.opts.debug_hang == 1)
+		snprintf(what, sizeof(what), "--rdzv-debug=hang");
+	else
+		return;
+	slurm_spank_log(RDZV_TAG ": warning: %s has no effect inside '%s %s --cleanenv': the image's "
+	                "Python gets no PYTHONPATH, so it runs without the plugin's sitecustomize "
+	                "(PyTorch's own 30-minute timeout, no hang report); add --env PYTHONPATH=%s to "
+	                "the %s line", what, rt, s->prog_argv[1], rdzv.conf.hang_python, rt);
+}
+
 void rdzv_hang_srun_start(const struct rdzv_srun_step *s)
 {
 	char text[RDZV_CHANNEL_VAR_MAX];
 
 	unsetenv(RDZV_HANG_ASK_VAR); /* an outer step's */
 	rdzv_handover_clear(&rdzv_env_process, RDZV_HO_HANG_ASK);
+	cleanenv_warning(s);
 	if (!rdzv_hang_armed() || !s->has_ids)
 		return;
 	if (rdzv_listener_open(&hs.l, s->job, s->step) < 0

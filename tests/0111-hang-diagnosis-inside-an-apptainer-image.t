@@ -16,7 +16,8 @@
 #     warning or notice about the two variables;
 #   - under --cleanenv, with the user's --env PYTHONPATH=hang_python (the
 #     one variable the plugin cannot carry), the same: the step's other
-#     variables reach the image as APPTAINERENV_ copies.
+#     variables reach the image as APPTAINERENV_ copies; without it, srun
+#     warns at start that the option has no effect, naming the fix.
 # container_env=no (no binds, as before) gives the measured failure: the
 # image's sitecustomize.py and PyTorch's 30 minutes.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -110,6 +111,13 @@ end_step
 cl="--cleanenv --env PYTHONPATH=$hp --env USE_LIBUV=0"
 run_to 120 srun -N1 -n1 --rdzv-collective-timeout=5m --rdzv-debug=off $(in_image $cl) python3 -c "$pg"
 like "$out" "^site $hp/sitecustomize.py default 0:05:00 " "--cleanenv --env PYTHONPATH=hang_python: the option's timeout inside the image"
+unlike "$out" "has no effect inside" "... and srun warns of nothing"
+# 3c. --cleanenv without it: the image's Python runs without the plugin's
+# sitecustomize, and srun says so at start, with the fix.
+run_to 120 srun -N1 -n1 --rdzv-collective-timeout=5m --rdzv-debug=off $(in_image --cleanenv --env USE_LIBUV=0) python3 -c "$pg"
+like "$out" "rdzv: warning: --rdzv-collective-timeout has no effect inside 'apptainer exec --cleanenv'.* add --env PYTHONPATH=$hp to the apptainer line" \
+	"--cleanenv without --env PYTHONPATH: srun warns that the timeout has no effect, naming the fix"
+unlike "$out" "^site $hp/sitecustomize.py" "... as indeed the image's Python ran without it"
 if launch clean --ntasks-per-node=2 --rdzv=torch --rdzv-debug=hang $(in_image $cl) python3 "$prog" sleep:2 "$tmp/clean"; then
 	check_ask clean "--rdzv-debug=hang, apptainer exec --cleanenv --env PYTHONPATH=hang_python, rank 2 asleep"
 else

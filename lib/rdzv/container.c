@@ -325,3 +325,60 @@ int rdzv_container_bind_path_ok(const char *path)
 {
 	return path && path[0] == '/' && !strpbrk(path, ",:");
 }
+
+/* An --env value (a comma list of NAME=VALUE) that names PYTHONPATH. */
+static int env_names_pythonpath(const char *v)
+{
+	const char *p = v;
+
+	while (p && *p) {
+		if (strncmp(p, "PYTHONPATH=", 11) == 0)
+			return 1;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+const char *rdzv_container_cleans_pythonpath(int argc, char *const *argv)
+{
+	static const char *const subs[] = { "exec", "run", "shell", "test", NULL };
+	const char *base;
+	int i, k, clean = 0;
+
+	if (argc < 3 || !argv || !argv[0])
+		return NULL;
+	base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	if (strcmp(base, "apptainer") != 0 && strcmp(base, "singularity") != 0)
+		return NULL;
+	for (k = 0; subs[k] && strcmp(argv[1], subs[k]) != 0; k++)
+		;
+	if (!subs[k])
+		return NULL;
+	/* Options end at the image: the first word that is not one (an
+	 * option's separate value is skipped only for --env, which matters
+	 * here; another option's value is taken for the image, which at worst
+	 * ends the scan early and says nothing). */
+	for (i = 2; i < argc && argv[i]; i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-')
+			break;
+		if (strcmp(a, "--cleanenv") == 0 || strcmp(a, "--containall") == 0)
+			clean = 1;
+		else if (strcmp(a, "--env-file") == 0 || strncmp(a, "--env-file=", 11) == 0)
+			return NULL; /* what it holds is not known here */
+		else if (strcmp(a, "--env") == 0) {
+			if (i + 1 < argc && argv[i + 1] && env_names_pythonpath(argv[i + 1]))
+				return NULL;
+			i++;
+		} else if (strncmp(a, "--env=", 6) == 0) {
+			if (env_names_pythonpath(a + 6))
+				return NULL;
+		} else if (a[1] != '-' && a[1] && (strchr(a + 1, 'e') || strchr(a + 1, 'C'))
+		           && !strchr(a, '='))
+			clean = 1;
+	}
+	return clean ? base : NULL;
+}

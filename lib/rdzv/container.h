@@ -137,4 +137,14 @@ char *rdzv_container_bind_append(const char *base, const char *const *entries, s
  * which the list cannot carry), 0 when not. */
 int rdzv_container_bind_path_ok(const char *path);
 
+/* The task's program (argv, argc words) runs an Apptainer or Singularity
+ * image with the host's environment cleaned (apptainer|singularity
+ * exec|run|shell|test ... --cleanenv, -e, --containall, -C, or a short
+ * cluster holding e or C) and gives the image no PYTHONPATH of its own
+ * (no --env naming PYTHONPATH, no --env-file): the runtime's name as
+ * argv[0] spells it (its last part), else NULL. Such an image never sees
+ * the PYTHONPATH the plugin points at hang_python=: srun says so when the
+ * user asked for --rdzv-collective-timeout or --rdzv-debug=hang. */
+const char *rdzv_container_cleans_pythonpath(int argc, char *const *argv);
+
 #endif

@@ -282,6 +282,47 @@ static void test_binds(void)
 	is_int(rdzv_container_bind_path_ok(NULL), 0, "nor none");
 }
 
+/* The command lines whose image never sees the plugin's PYTHONPATH. */
+static void test_cleanenv(void)
+{
+	static const struct { const char *line; const char *want; const char *name; } tt[] = {
+		{ "apptainer exec --cleanenv img.sif python3 t.py", "apptainer", "apptainer exec --cleanenv" },
+		{ "/usr/bin/singularity run -e img.sif", "singularity", "singularity run -e (a path to it)" },
+		{ "apptainer exec --containall img.sif python3", "apptainer", "--containall cleans too" },
+		{ "apptainer exec -eB /data img.sif python3", "apptainer", "a short cluster with e" },
+		{ "apptainer exec -C img.sif python3", "apptainer", "-C (--containall)" },
+		{ "apptainer exec --env USE_LIBUV=0 --cleanenv img.sif python3", "apptainer",
+		  "an --env that is not PYTHONPATH" },
+		{ "apptainer exec --cleanenv --env PYTHONPATH=/opt/rdzv img.sif python3", NULL,
+		  "--env PYTHONPATH=...: the user carries it" },
+		{ "apptainer exec --cleanenv --env=A=1,PYTHONPATH=/x img.sif python3", NULL,
+		  "--env=LIST naming PYTHONPATH" },
+		{ "apptainer exec --cleanenv --env-file vars img.sif python3", NULL,
+		  "--env-file: not known here, nothing said" },
+		{ "apptainer exec img.sif python3", NULL, "no --cleanenv: the host's PYTHONPATH reaches it" },
+		{ "apptainer exec -B /d img.sif python3 --cleanenv", NULL, "--cleanenv after the image is the program's" },
+		{ "apptainer build x.sif def", NULL, "not a command that runs the image" },
+		{ "python3 apptainer exec --cleanenv", NULL, "not the runtime" },
+		{ "apptainer", NULL, "the runtime alone" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tt) / sizeof(tt[0]); i++) {
+		char buf[256], *av[16], *save = NULL, *t;
+		int ac = 0;
+		const char *got;
+
+		snprintf(buf, sizeof(buf), "%s", tt[i].line);
+		for (t = strtok_r(buf, " ", &save); t && ac < 15; t = strtok_r(NULL, " ", &save))
+			av[ac++] = t;
+		av[ac] = NULL;
+		got = rdzv_container_cleans_pythonpath(ac, av);
+		ok((got == NULL) == (tt[i].want == NULL) && (!got || strcmp(got, tt[i].want) == 0),
+		   "cleaned PYTHONPATH: %s: %s", tt[i].name, got ? got : "none");
+	}
+	ok(rdzv_container_cleans_pythonpath(0, NULL) == NULL, "no command line: none");
+}
+
 int main(void)
 {
 	struct rdzv_container_changes ch = { NULL, 0 };
@@ -291,6 +332,7 @@ int main(void)
 	char text[1024];
 	int n;
 
+	test_cleanenv();
 	/* Invalid input. */
 	ok(rdzv_container_restore(NULL, NULL, &ops, &ch, err, sizeof(err)) == -1,
 	   "no set: refused (%s)", err);
