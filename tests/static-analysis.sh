@@ -53,7 +53,9 @@ nsrc=$(cd "$srcdir" && ls spank/*.c lib/*/*.c 2>/dev/null | wc -l)
 [ "$nsrc" -gt 0 ] || bad="no spank/*.c or lib/*/*.c under $srcdir"
 [ -n "${bad:-}" ] || bad=$(cd "$srcdir" && grep -nE '\b(setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|setgroups|initgroups|system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fork|vfork|clone|posix_spawn|posix_spawnp)[[:space:]]*\(' \
 	spank/*.c lib/*/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
-	| grep -vE '^spank/hang\.c:[0-9]+:.*\bposix_spawn\(&pid, argv\[0\], &fa, &at, argv, environ\)')
+	| grep -vE '^spank/hang\.c:[0-9]+:.*\bposix_spawn\(&pid, argv\[0\], &fa, &at, argv, environ\)' \
+	| grep -vE '^spank/node_script\.c:[0-9]+:.*(\(pid = fork\(\)\) < 0|\bexecv\(RDZV_SCONTROL, argv\);)' \
+	| grep -vE '^lib/bind/health\.c:[0-9]+:.*\(pid = fork\(\)\) < 0')
 # The one exception (rule 2): srun, the user's own process, runs the
 # admin's hang_helper= (rdzv-hang) once per armed step, from spank/hang.c's
 # run_helper; it must be there, and be the only one.
@@ -61,8 +63,18 @@ if [ -z "${bad:-}" ]; then
 	nspawn=$(cd "$srcdir" && grep -cE '\bposix_spawn\(' spank/hang.c)
 	[ "$nspawn" = 1 ] || bad="spank/hang.c: expected exactly one posix_spawn( (srun's run_helper), found $nspawn"
 fi
+# Rule 2's admin exceptions (job prolog, health_check=yes): one fork in the
+# node check's library, one fork and one execv of scontrol in rdzv_node.so.
+if [ -z "${bad:-}" ]; then
+	for f in spank/node_script.c lib/bind/health.c; do
+		n=$(cd "$srcdir" && grep -cE '\bfork\(' "$f")
+		[ "$n" = 1 ] || bad="$f: expected exactly one fork(, found $n"
+	done
+	n=$(cd "$srcdir" && grep -cE '\bexecv\(' spank/node_script.c)
+	[ "$n" = 1 ] || bad="spank/node_script.c: expected exactly one execv( (scontrol), found $n"
+fi
 if [ -z "$bad" ]; then
-	echo "ok 2 - the plugin never changes credentials, and runs no program but srun's rdzv-hang ($nsrc files; doc/privilege.md)"
+	echo "ok 2 - the plugin never changes credentials, and runs no program but srun's rdzv-hang and the prolog's scontrol drain ($nsrc files; doc/privilege.md)"
 else
 	echo "not ok 2 - credential change or program execution in plugin code"
 	printf '%s\n' "$bad" | sed 's/^/# /'

@@ -95,33 +95,62 @@ static ssize_t read_at(int dfd, const char *name, char *buf, size_t len)
 	return got;
 }
 
-/* "PID START\nGPU GPU ...\n"; -1 for anything else. */
-static int claim_parse(const char *text, struct claim *c)
+int rdzv_jobmap_claim_parse(const char *text, pid_t *pid, unsigned long long *start,
+                            unsigned char gpus[RDZV_JOBMAP_GPUS_MAX])
 {
 	const char *p = text;
 	char *end;
-	long pid;
+	long v;
 	unsigned long g;
 
-	pid = strtol(p, &end, 10);
-	if (end == p || *end != ' ' || pid <= 0)
+	if (!(*p >= '0' && *p <= '9'))
+		return -1;
+	v = strtol(p, &end, 10);
+	if (end == p || *end != ' ' || v <= 0 || v > INT32_MAX)
 		return -1;
 	p = end + 1;
-	c->start = strtoull(p, &end, 10);
+	if (!(*p >= '0' && *p <= '9'))
+		return -1;
+	*start = strtoull(p, &end, 10);
 	if (end == p || *end != '\n')
 		return -1;
-	c->pid = (pid_t)pid;
-	memset(c->gpu, 0, sizeof(c->gpu));
+	*pid = (pid_t)v;
+	memset(gpus, 0, RDZV_JOBMAP_GPUS_MAX);
 	for (p = end + 1; *p && *p != '\n';) {
 		if (!(*p >= '0' && *p <= '9'))
 			return -1;
 		g = strtoul(p, &end, 10);
 		if (g >= RDZV_JOBMAP_GPUS_MAX || (*end != ' ' && *end != '\n'))
 			return -1;
-		c->gpu[g] = 1;
+		gpus[g] = 1;
 		p = *end == ' ' ? end + 1 : end;
 	}
-	return 0;
+	return *p == '\n' && p[1] == '\0' ? 0 : -1;
+}
+
+long rdzv_jobmap_claim_format(pid_t pid, unsigned long long start,
+                              const unsigned char gpus[RDZV_JOBMAP_GPUS_MAX], char *buf, size_t len)
+{
+	size_t off, first;
+	int g, n;
+
+	n = snprintf(buf, len, "%ld %llu\n", (long)pid, start);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	off = first = (size_t)n;
+	for (g = 0; g < RDZV_JOBMAP_GPUS_MAX; g++) {
+		if (!gpus[g])
+			continue;
+		n = snprintf(buf + off, len - off, "%s%d", off == first ? "" : " ", g);
+		if (n < 0 || (size_t)n >= len - off)
+			return -1;
+		off += (size_t)n;
+	}
+	if (off + 2 > len)
+		return -1;
+	buf[off++] = '\n';
+	buf[off] = '\0';
+	return (long)off;
 }
 
 /* Every claim in the claims directory (cfd). */
@@ -158,7 +187,8 @@ static size_t claims_load(int cfd, struct claim **out)
 		v[n].step = step;
 		/* Unreadable or malformed: not a claim this plugin wrote; it
 		 * names no GPU and is dropped. */
-		if (read_at(cfd, e->d_name, text, sizeof(text)) < 0 || claim_parse(text, &v[n]) < 0)
+		if (read_at(cfd, e->d_name, text, sizeof(text)) < 0
+		    || rdzv_jobmap_claim_parse(text, &v[n].pid, &v[n].start, v[n].gpu) < 0)
 			v[n].drop = 1;
 		n++;
 	}
@@ -314,28 +344,20 @@ static int update(const char *dir, const char *proc_root, const struct req *r, c
 	}
 	if (r->op == OP_CLAIM) {
 		char text[CLAIM_MAX];
-		size_t off;
+		long len;
 
 		memset(&own, 0, sizeof(own));
 		snprintf(own.name, sizeof(own.name), "%u.%u", r->job, r->step);
 		own.job = r->job;
 		own.step = r->step;
-		off = (size_t)snprintf(text, sizeof(text), "%ld %llu\n", (long)r->pid, r->start);
-		for (i = 0; i < r->n; i++) {
-			if (r->gpus[i] < 0 || r->gpus[i] >= RDZV_JOBMAP_GPUS_MAX || own.gpu[r->gpus[i]])
-				continue;
-			own.gpu[r->gpus[i]] = touch[r->gpus[i]] = 1;
-			if (off < sizeof(text))
-				off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%d",
-				                        off && text[off - 1] != '\n' ? " " : "",
-				                        r->gpus[i]);
-		}
-		if (off + 1 >= sizeof(text)) {
+		for (i = 0; i < r->n; i++)
+			if (r->gpus[i] >= 0 && r->gpus[i] < RDZV_JOBMAP_GPUS_MAX)
+				own.gpu[r->gpus[i]] = touch[r->gpus[i]] = 1;
+		if ((len = rdzv_jobmap_claim_format(r->pid, r->start, own.gpu, text, sizeof(text))) < 0) {
 			rdzv_err(err, errlen, "claim of step %u.%u too long", r->job, r->step);
 			goto out;
 		}
-		text[off++] = '\n';
-		if (write_at(cfd, own.name, text, off, 0600) < 0) {
+		if (write_at(cfd, own.name, text, (size_t)len, 0600) < 0) {
 			rdzv_err(err, errlen, "%s/" RDZV_JOBMAP_CLAIMS "/%s: %s", dir, own.name,
 			         strerror(errno));
 			goto out;

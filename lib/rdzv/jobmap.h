@@ -28,6 +28,15 @@
 #define RDZV_JOBMAP_GPUS_MAX 256
 #define RDZV_JOBMAP_CLAIMS ".rdzv-claims"
 
+/* A claim's text: "PID START\nGPU GPU ...\n" (GPUs in order, each once).
+ * parse: 0 with pid, start and gpus[] (1 for each GPU named), -1 for
+ * anything else; format: the text's length, or -1 when len is too small. */
+int rdzv_jobmap_claim_parse(const char *text, pid_t *pid, unsigned long long *start,
+                            unsigned char gpus[RDZV_JOBMAP_GPUS_MAX]);
+long rdzv_jobmap_claim_format(pid_t pid, unsigned long long start,
+                              const unsigned char gpus[RDZV_JOBMAP_GPUS_MAX], char *buf,
+                              size_t len);
+
 /* The start time of process pid (clock ticks since boot, /proc/PID/stat
  * field 22) under root (NULL: "/"), or 0 when there is no such process. */
 unsigned long long rdzv_proc_starttime(const char *root, pid_t pid);
