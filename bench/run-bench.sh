@@ -27,6 +27,10 @@
 #   record  bench/bench-record: the step record's cost for one node per
 #           step (record_dir=): 4, 8, 72 and 128 tasks' parts sent, checked,
 #           the record built and written (goal: under 5 ms)
+#   liveness bench/bench-liveness: srun's check after a failure, every node
+#           asked (PING) and every answer taken, for steps of 1k-32k nodes
+#           (BENCH_LIVENESS_SIZES, default "1024 4096 16384 32768"; the
+#           nodes are loopback sockets in child processes) (goal: under 1 s)
 #   launch  the same step (3 nodes x 4 tasks running `true`) under the local
 #           Slurm cluster (tests/cluster/cluster.sh), with rdzv.so not
 #           loaded (twice: an A/A control) / loaded with mode=off / mode=torch / torch + an NCCL
@@ -70,7 +74,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo domains handover record launch layout ttfc fail}
+parts=${BENCH_PARTS:-logic topo domains handover record liveness launch layout ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -396,6 +400,10 @@ fi
 
 if has_part record; then
 	"$top_builddir/bench/bench-record" --csv "$results" || rv=1
+fi
+
+if has_part liveness; then
+	"$top_builddir/bench/bench-liveness" --csv "$results" ${BENCH_LIVENESS_SIZES:-1024 4096 16384 32768} || rv=1
 fi
 
 if has_part handover; then

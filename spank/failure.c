@@ -22,6 +22,7 @@
 #include "handover.h"
 #include "plugin.h"
 #include "failure.h"
+#include "liveness.h"
 #include "srunargs.h"
 
 #include <errno.h>
@@ -44,13 +45,43 @@ static struct {
 	int set_by_us;                     /* we exported SLURM_KILL_BAD_EXIT=1 */
 	const struct rdzv_mode *predicted; /* the mode srun was expected to give */
 	int stops;                         /* kill-on-bad-exit in effect, as known */
-	struct rdzv_listener reports;      /* the nodes' reports (no thread: read at exit) */
+	struct rdzv_listener reports;      /* the nodes' reports, HELLO and ALIVE (liveness.c) */
+	pthread_mutex_t mu;                /* first, have_first: the listener's thread */
+	struct rdzv_failure first;         /* the first report that arrived */
+	int have_first;
 	/* slurmstepd */
 	int armed, stops_remote;
 	atomic_int sent;
 	uint64_t nonce;
 	struct rdzv_channel_peer srun;
-} fl = { .reports = { .sock = -1, .stop = { -1, -1 } } };
+} fl = { .reports = { .sock = -1, .stop = { -1, -1 } }, .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* srun's listener thread: a node's failure report (the first is kept and
+ * starts the liveness check), or its HELLO or ALIVE. */
+static void on_report(struct rdzv_listener *l, const char *buf, size_t n,
+                      const struct sockaddr *from, socklen_t fromlen, void *ctx)
+{
+	const struct rdzv_channel_addr *a = &l->addr;
+	struct rdzv_failure f;
+
+	(void)ctx;
+	if (rdzv_live_is(buf, n)) {
+		rdzv_live_srun_dgram(buf, n, from, fromlen);
+		return;
+	}
+	if (rdzv_failure_decode(buf, n, &f) < 0 || f.job_id != a->job || f.step_id != a->step
+	    || f.nonce != a->nonce)
+		return;
+	pthread_mutex_lock(&fl.mu);
+	if (!fl.have_first) {
+		fl.first = f;
+		fl.have_first = 1;
+	}
+	pthread_mutex_unlock(&fl.mu);
+	rdzv_live_srun_check(&f);
+}
+
+static const struct rdzv_listener_ops report_ops = { RDZV_FAILURE_DGRAM_MAX, on_report, NULL };
 
 void rdzv_failure_srun_init(int ac, char **av)
 {
@@ -104,6 +135,10 @@ void rdzv_failure_srun_start(const struct rdzv_srun_step *s)
 		slurm_spank_log(RDZV_TAG ": warning: cannot open the socket the nodes report "
 		                "failures to: a failed rank will not be named");
 		fl.reports.addr.port = 0;
+	} else if (has && rdzv_listener_start(&fl.reports, &report_ops, NULL) == 0) {
+		/* A failure's first cause: a node that no longer answers. */
+		if (fl.stops)
+			rdzv_live_srun_start(&fl.reports, s->has_counts ? s->nnodes : 0, fl.stops);
 	}
 	if (!has) {
 		fl.reports.addr.job = s->job;
@@ -132,10 +167,19 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out)
 			fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 		return;
 	}
-	while ((n = recv(fl.reports.sock, buf, sizeof(buf), 0)) > 0) {
+	rdzv_live_srun_stop();
+	/* Without the listener's thread the reports wait on the socket. */
+	while (!fl.reports.started && (n = recv(fl.reports.sock, buf, sizeof(buf), 0)) > 0) {
 		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != a->job
 		    || f.step_id != a->step || f.nonce != a->nonce)
 			continue;
+		fl.first = f;
+		fl.have_first = 1;
+		break;
+	}
+	rdzv_listener_close(&fl.reports); /* the thread joined: first is final */
+	if (fl.have_first) {
+		f = fl.first;
 		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {
 			/* After a collective timed out (hang.c): whom the ranks
 			 * waited for, not only the first that gave up. */
@@ -146,11 +190,9 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out)
 			fflush(stderr);
 			verdict = NULL;
 		}
-		break;
 	}
 	if (verdict)
 		fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
-	rdzv_listener_close(&fl.reports);
 }
 
 /* The node's report address: RDZV_STEP_REPORT's port on srun's host as the
@@ -179,6 +221,11 @@ void rdzv_failure_user_init(spank_t sp)
 	    || rdzv_job_getenv(sp, "SLURM_SRUN_COMM_HOST", host, sizeof(host)) <= 0)
 		return;
 	fl.armed = rdzv_channel_peer_resolve(host, p, &fl.srun) == 0;
+	/* srun may ask whether this node is still there (liveness.c): only
+	 * when a failure stops the step, and with a node count srun checks. */
+	if (fl.armed && fl.stops_remote && rdzv.step.nnodes > 1)
+		rdzv_live_node_start(rdzv.step.job_id, rdzv.step.step_id, fl.nonce, rdzv.step.node_id,
+		                     rdzv.nodename, &fl.srun);
 }
 
 /* The PET_NPROC_PER_NODE torchrun got: the user's, else the mode's rule. */
@@ -474,6 +521,7 @@ void rdzv_failure_task_post_fork(spank_t sp)
 
 void rdzv_failure_remote_exit(void)
 {
+	rdzv_live_node_stop();
 	if (!wd.started)
 		return;
 	atomic_store(&wd.stop, 1);

@@ -511,6 +511,8 @@ static void on_ask(struct rdzv_listener *l, const char *buf, size_t n,
 		memcpy(&hs.who[hs.nwho], from, flen);
 		hs.wlen[hs.nwho++] = flen;
 	}
+	/* A collective failed: is every node still there? (liveness.c) */
+	rdzv_live_srun_check(NULL);
 }
 
 /* Every ask waiting: one run of rdzv-hang (the step's first), then the

@@ -5,6 +5,8 @@
 #define RDZV_PLUGIN_H
 
 #include <slurm/spank.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include "conf.h"
 #include "envset.h"
@@ -103,6 +105,19 @@ void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher j
 /* node.c: DCGM-exporter's job mapping, as root: a claim per step. */
 void rdzv_node_task_post_fork(spank_t sp);
 void rdzv_node_exit(void);
+
+/* liveness.c: is every node still there? (lib/rdzv/liveness.h) */
+struct rdzv_listener;
+struct rdzv_failure;
+struct rdzv_channel_peer;
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes, int stops);
+void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len);
+/* A failure was reported (f), or a collective failed (NULL): check once. */
+void rdzv_live_srun_check(const struct rdzv_failure *f);
+void rdzv_live_srun_stop(void);
+void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t node_id,
+                          const char *node, const struct rdzv_channel_peer *srun);
+void rdzv_live_node_stop(void);
 
 /* hang.c: --rdzv-debug=hang. */
 int rdzv_hang_armed(void);

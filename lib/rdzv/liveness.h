@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* liveness.h: is every node of the step still there? (issue 38)
+ *
+ * Slurm learns that a node died only after SlurmdTimeout (300 s by
+ * default), and meanwhile srun waits for its tasks; a node whose processes
+ * are stopped (a hung kernel, a stuck driver) is never noticed. When a rank
+ * fails or a collective times out, srun asks every node of the step, and
+ * a node that does not answer within RDZV_LIVE_WAIT_MS is the failure's
+ * first cause: the ranks that failed on the others only lost their peer.
+ *
+ * No periodic traffic: each node's slurmstepd says HELLO once, as the
+ * step's tasks start, from a socket whose thread answers PING with ALIVE
+ * (so a node whose slurmstepd is dead or stopped cannot answer); srun asks
+ * only after a failure, and asks again only the nodes that have not
+ * answered, every RDZV_LIVE_RESEND_MS. The datagrams travel on the failure
+ * report's channel (channel.h: srun's port, the step's nonce):
+ *   node -> srun   RDZVL1 HELLO JOB.STEP NONCE NODEID NODE
+ *   srun -> node   RDZVL1 PING JOB.STEP NONCE SEQ
+ *   node -> srun   RDZVL1 ALIVE JOB.STEP NONCE NODEID SEQ
+ *   node -> srun   RDZVL1 BYE JOB.STEP NONCE NODEID   (its part of the step
+ *                  ended: its slurmstepd exits and stops answering)
+ * srun learns each node's address from its HELLO's source: no name is
+ * resolved. Plain C, no SPANK: tests/unit/test-liveness.c, fuzz-liveness,
+ * bench/bench-liveness (1k-32k nodes). */
+#ifndef RDZV_LIVENESS_H
+#define RDZV_LIVENESS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "master.h" /* RDZV_HOST_MAX */
+
+#define RDZV_LIVE_WAIT_MS 3000
+#define RDZV_LIVE_RESEND_MS 500
+#define RDZV_LIVE_DGRAM_MAX (RDZV_HOST_MAX + 96)
+/* PINGs go out RDZV_LIVE_WINDOW at a time, each window sent when half of
+ * the last has answered (or RDZV_LIVE_WINDOW_MS passed): the answers of a
+ * large step never arrive at once, which srun's socket buffer (an
+ * unprivileged process cannot raise it past net.core.rmem_max, 208 KiB by
+ * default: some 270 datagrams) would drop. */
+#define RDZV_LIVE_WINDOW 128
+#define RDZV_LIVE_WINDOW_MS 20
+
+enum rdzv_live_kind { RDZV_LIVE_HELLO, RDZV_LIVE_PING, RDZV_LIVE_ALIVE, RDZV_LIVE_BYE };
+
+struct rdzv_live_msg {
+	enum rdzv_live_kind kind;
+	uint32_t job, step;
+	uint64_t nonce;
+	uint32_t node_id; /* HELLO, ALIVE, BYE */
+	uint32_t seq;     /* PING, ALIVE */
+	char node[RDZV_HOST_MAX]; /* HELLO */
+};
+
+/* Into buf; -1 when it does not fit or a field is not valid. */
+int rdzv_live_encode(const struct rdzv_live_msg *m, char *buf, size_t len);
+/* Strict: every field, nothing more; a node name of host-name characters.
+ * 0 or -1. */
+int rdzv_live_decode(const char *buf, size_t n, struct rdzv_live_msg *m);
+/* Is this datagram one of the channel's (its first word)? */
+int rdzv_live_is(const char *buf, size_t n);
+
+/* srun's view of the step's nodes. */
+struct rdzv_live_node {
+	struct sockaddr_storage addr;
+	socklen_t len;         /* 0: never heard from */
+	int64_t heard_ms;      /* the last HELLO or ALIVE (monotonic ms) */
+	uint32_t seq;          /* the last check it answered; UINT32_MAX: it said BYE */
+	char name[RDZV_HOST_MAX];
+};
+
+struct rdzv_live {
+	uint32_t n;            /* the step's nodes */
+	struct rdzv_live_node *v;
+	uint64_t answers;      /* ALIVEs taken that answered a newer check */
+	int64_t start_ms;      /* when srun started listening */
+};
+
+int rdzv_live_init(struct rdzv_live *l, uint32_t nnodes, int64_t now_ms);
+void rdzv_live_free(struct rdzv_live *l);
+
+/* A node's HELLO, ALIVE or BYE, already checked against the step and
+ * nonce: its address (HELLO), its answer to check seq (ALIVE), its end
+ * (BYE: every later check counts it as answered). 1 when it changed what
+ * is known, 0 when not (a repeat), -1 for a node id out of range or a
+ * PING. */
+int rdzv_live_take(struct rdzv_live *l, const struct rdzv_live_msg *m, const struct sockaddr *from,
+                   socklen_t fromlen, int64_t now_ms);
+
+/* The nodes that said HELLO and have neither answered check seq nor said
+ * BYE: their ids into ids[max]; returns how many there are (all of them,
+ * even past max). A node never heard from is not counted: it may not have
+ * started yet when another failed (a node that died before its HELLO is
+ * Slurm's launch failure). */
+size_t rdzv_live_silent(const struct rdzv_live *l, uint32_t seq, uint32_t *ids, size_t max);
+
+/* One line naming the silent nodes, the first cause:
+ *   "node n2 does not answer (dead or hung: last heard 4.2 s before the
+ *    failure)", "nodes n2, n5 do not answer (...)", eight names at most
+ *   ("... and 3 more"). ids from rdzv_live_silent, at_ms when the failure
+ * came. Returns 0, or -1 when buf is too small or ids is empty. */
+int rdzv_live_verdict(const struct rdzv_live *l, const uint32_t *ids, size_t nids, int64_t at_ms,
+                      char *buf, size_t len);
+
+/* The check: srun's thread pings every node that said HELLO and has not
+ * answered seq (sent from sock, the channel's socket), again every
+ * RDZV_LIVE_RESEND_MS, until all answered, *stopping is set or wait_ms
+ * have passed; the channel's thread meanwhile takes the ALIVEs into l
+ * under *mu and signals *cv. Called without *mu held; returns with it
+ * released: how many nodes are still silent, their ids in ids[l->n]. */
+struct rdzv_live_check {
+	pthread_mutex_t *mu;
+	pthread_cond_t *cv;
+	const int *stopping;
+	int sock;
+	uint32_t job, step;
+	uint64_t nonce;
+};
+size_t rdzv_live_run_check(struct rdzv_live *l, const struct rdzv_live_check *c, uint32_t seq,
+                           long wait_ms, uint32_t *ids);
+
+/* One datagram from sock (a socket of channel.c's, dual-stack or IPv4)
+ * to an address of either family. 0, or -1 with errno. */
+int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
+                     socklen_t tolen);
+
+#endif

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* liveness.c: the glue of lib/rdzv/liveness.h: a node that died or hangs
+ * is named in seconds, and the step ends without waiting for slurmctld.
+ *
+ *   slurmstepd, user_init (a step whose failures srun hears): a socket and
+ *     one thread that answers srun's PING with ALIVE; one HELLO to srun
+ *   slurmstepd, exit: the thread stopped
+ *   srun: the report channel's thread (failure.c) hands HELLO and ALIVE
+ *     here; the first failure report, or a rank's ask after a collective
+ *     failed (hang.c), starts one checker thread: PING to every node, again
+ *     every RDZV_LIVE_RESEND_MS to those that have not answered, for
+ *     RDZV_LIVE_WAIT_MS. Every node answered: nothing more (the failure is
+ *     the rank's own, named at srun's exit as before). Some did not: they
+ *     are the first cause: srun says so at once, signals the step
+ *     (SIGKILL, through slurmctld, so the living nodes end their tasks),
+ *     completes the job when srun made it for this step, and exits 1,
+ *     rather than wait for tasks on a node that cannot end them. */
+#define _GNU_SOURCE 1
+#include "config.h"
+#include "plugin.h"
+#include "channel.h"
+#include "failure.h"
+#include "liveness.h"
+#include "slurmctld.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "util.h"
+
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- srun */
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int on, started, stopping, stops;
+	struct rdzv_listener *l;
+	struct rdzv_live live;
+	pthread_t th;
+	struct rdzv_failure first;
+	int have_first;
+	int64_t at_ms;
+} ls = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes, int stops)
+{
+	if (nnodes < 2 || rdzv_live_init(&ls.live, nnodes, mono_ms()) < 0)
+		return; /* one node: its own failures are never another's */
+	ls.l = l;
+	ls.stops = stops;
+	ls.on = 1;
+}
+
+void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len)
+{
+	struct rdzv_live_msg m;
+
+	if (!ls.on || rdzv_live_decode(buf, n, &m) < 0 || m.job != ls.l->addr.job
+	    || m.step != ls.l->addr.step || m.nonce != ls.l->addr.nonce)
+		return;
+	pthread_mutex_lock(&ls.mu);
+	if (rdzv_live_take(&ls.live, &m, from, len, mono_ms()) > 0)
+		pthread_cond_broadcast(&ls.cv);
+	pthread_mutex_unlock(&ls.mu);
+}
+
+/* slurm_kill_job2 ("JOB.STEP", SIGKILL): the same call from 22.05 to
+ * 26.05; found in srun at run time as slurmctld.c finds its own. */
+static void kill_step(uint32_t job, uint32_t step)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(21, 8, 0)
+	__typeof__(slurm_kill_job2) *kill2;
+	char id[32];
+
+	*(void **)&kill2 = dlsym(RTLD_DEFAULT, "slurm_kill_job2");
+	snprintf(id, sizeof(id), "%u.%u", job, step);
+	if (kill2)
+		(void)kill2(id, SIGKILL, 0, NULL);
+#else
+	(void)job;
+	(void)step;
+#endif
+}
+
+static void *checker(void *arg)
+{
+	uint32_t *ids = calloc(ls.live.n, sizeof(*ids));
+	char verdict[RDZV_HOST_MAX * 9 + 256], then[RDZV_FAILURE_DGRAM_MAX + 64];
+	struct rdzv_live_check c = { &ls.mu, &ls.cv, &ls.stopping, ls.l->sock, ls.l->addr.job,
+		                     ls.l->addr.step, ls.l->addr.nonce };
+	struct rdzv_failure first;
+	size_t silent;
+	int have_first;
+
+	(void)arg;
+	if (!ids)
+		return NULL;
+	silent = rdzv_live_run_check(&ls.live, &c, 1, RDZV_LIVE_WAIT_MS, ids);
+	pthread_mutex_lock(&ls.mu);
+	if (silent == 0 || ls.stopping
+	    || rdzv_live_verdict(&ls.live, ids, silent, ls.at_ms, verdict, sizeof(verdict)) < 0) {
+		pthread_mutex_unlock(&ls.mu);
+		free(ids);
+		return NULL;
+	}
+	have_first = ls.have_first;
+	first = ls.first;
+	pthread_mutex_unlock(&ls.mu);
+	then[0] = '\0';
+	if (have_first && rdzv_failure_format(&first, 0, then, sizeof(then)) == 0
+	    && strncmp(then, RDZV_TAG ": ", strlen(RDZV_TAG) + 2) == 0)
+		memmove(then, then + strlen(RDZV_TAG) + 2, strlen(then) - strlen(RDZV_TAG) - 1);
+	fprintf(stderr, RDZV_TAG ": %s; the step was stopped%s%s%s\n", verdict,
+	        then[0] ? " (then " : "", then, then[0] ? ": a consequence)" : "");
+	fflush(stderr);
+	/* The living nodes end their tasks; srun, which would wait for the
+	 * silent nodes' tasks until slurmctld gives them up (SlurmdTimeout),
+	 * exits now. */
+	kill_step(ls.l->addr.job, ls.l->addr.step);
+	if (rdzv.srun_allocates)
+		(void)rdzv_slurm_complete_job(ls.l->addr.job);
+	free(ids);
+	_exit(1);
+}
+
+void rdzv_live_srun_check(const struct rdzv_failure *f)
+{
+	if (!ls.on)
+		return;
+	pthread_mutex_lock(&ls.mu);
+	if (f && !ls.have_first) {
+		ls.first = *f;
+		ls.have_first = 1;
+	}
+	if (!ls.started && !ls.stopping) {
+		ls.at_ms = mono_ms();
+		if (pthread_create(&ls.th, NULL, checker, NULL) == 0)
+			ls.started = 1;
+	}
+	pthread_mutex_unlock(&ls.mu);
+}
+
+void rdzv_live_srun_stop(void)
+{
+	int started;
+
+	if (!ls.on)
+		return;
+	pthread_mutex_lock(&ls.mu);
+	ls.stopping = 1;
+	started = ls.started;
+	pthread_cond_broadcast(&ls.cv);
+	pthread_mutex_unlock(&ls.mu);
+	if (started)
+		pthread_join(ls.th, NULL);
+	rdzv_live_free(&ls.live);
+	ls.on = ls.started = 0;
+}
+
+/* ---------------------------------------------------------------- node */
+
+static struct {
+	struct rdzv_listener l;
+	int on;
+	uint32_t job, step, node_id;
+	uint64_t nonce;
+	struct rdzv_channel_peer srun;
+} ln = { .l = { .sock = -1, .stop = { -1, -1 } } };
+
+static void on_ping(struct rdzv_listener *l, const char *buf, size_t n, const struct sockaddr *from,
+                    socklen_t len, void *ctx)
+{
+	struct rdzv_live_msg m;
+	char out[RDZV_LIVE_DGRAM_MAX];
+
+	(void)ctx;
+	if (rdzv_live_decode(buf, n, &m) < 0 || m.kind != RDZV_LIVE_PING || m.job != ln.job
+	    || m.step != ln.step || m.nonce != ln.nonce)
+		return;
+	m.kind = RDZV_LIVE_ALIVE;
+	m.node_id = ln.node_id;
+	if (rdzv_live_encode(&m, out, sizeof(out)) == 0)
+		rdzv_listener_reply(l, out, strlen(out), from, len);
+}
+
+static const struct rdzv_listener_ops ping_ops = { RDZV_LIVE_DGRAM_MAX, on_ping, NULL };
+
+void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t node_id,
+                          const char *node, const struct rdzv_channel_peer *srun)
+{
+	struct rdzv_live_msg m;
+	char buf[RDZV_LIVE_DGRAM_MAX];
+
+	if (!srun->len || !node || !node[0])
+		return;
+	memset(&m, 0, sizeof(m));
+	m.kind = RDZV_LIVE_HELLO;
+	m.job = job;
+	m.step = step;
+	m.nonce = nonce;
+	m.node_id = node_id;
+	snprintf(m.node, sizeof(m.node), "%s", node);
+	if (rdzv_live_encode(&m, buf, sizeof(buf)) < 0)
+		return;
+	ln.job = job;
+	ln.step = step;
+	ln.nonce = nonce;
+	ln.node_id = node_id;
+	ln.srun = *srun;
+	if (rdzv_listener_open(&ln.l, job, step) < 0 || rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
+		slurm_verbose(RDZV_TAG ": liveness: no socket for srun's asks: %s", strerror(errno));
+		rdzv_listener_close(&ln.l);
+		return;
+	}
+	ln.on = 1;
+	if (rdzv_live_sendto(ln.l.sock, buf, strlen(buf), &srun->to, srun->len) < 0)
+		slurm_verbose(RDZV_TAG ": liveness: cannot tell srun this node is there: %s",
+		              strerror(errno));
+}
+
+void rdzv_live_node_stop(void)
+{
+	struct rdzv_live_msg m;
+	char buf[RDZV_LIVE_DGRAM_MAX];
+
+	if (!ln.on)
+		return;
+	rdzv_listener_close(&ln.l);
+	/* This node's part of the step ended: it stops answering, and srun
+	 * must not take that for a death. */
+	memset(&m, 0, sizeof(m));
+	m.kind = RDZV_LIVE_BYE;
+	m.job = ln.job;
+	m.step = ln.step;
+	m.nonce = ln.nonce;
+	m.node_id = ln.node_id;
+	if (rdzv_live_encode(&m, buf, sizeof(buf)) == 0)
+		(void)rdzv_channel_send(&ln.srun, buf, strlen(buf));
+	ln.on = 0;
+}

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A node that dies or hangs is the failure's first cause, named in seconds,
+# and the step ends without waiting for slurmctld (whose SlurmdTimeout, 120 s
+# here, 300 s by default, is what srun waited for before). Faults go only
+# into what this test started: its own slurmd -N (its pid file), the step's
+# slurmstepd there (the parent of the node's rank) and the rank (found by
+# the node's name in its environment).
+#   - a node hangs (its slurmd, slurmstepd and rank stopped, SIGSTOP): the
+#     others' collective times out (the script's own 10 s), srun asks every
+#     node, the stopped one does not answer: srun names it and exits within
+#     15 s of the timeout;
+#   - a node dies (the same killed, SIGKILL): the others lose their peer;
+#     srun names the dead node, not the healthy one whose rank failed
+#     first, and exits within 15 s;
+#   - under salloc --no-kill with one spare node, rdzv-retry excludes the
+#     dead node and training resumes on the others within 30 s.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/e2e.sh"
+e2e_require torch
+app=$top_srcdir/tests/e2e/live_rank.py
+retry=$top_srcdir/helpers/rdzv-retry
+work=$(mktemp -d /tmp/rdzv-0120.XXXXXX) || exit 1
+chmod 755 "$work"
+stopped=
+cleanup() {
+	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
+	e2e_stop
+	rm -rf "$work"
+}
+trap cleanup EXIT
+e2e_start
+cd "$work" || exit 1
+
+wait_for() {
+	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
+	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
+}
+started() { [ "$(ls "$1"/started.* 2>/dev/null | wc -l)" -ge "$2" ]; }
+# node_procs DIR RANK: the node of rank RANK, then its slurmd, the step's
+# slurmstepd there (the rank's parent) and the rank, as pids.
+node_procs() {
+	local node pid stepd
+	read -r node pid < "$1/started.$2"
+	stepd=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	grep -q slurmstepd "/proc/$stepd/cmdline" 2>/dev/null || stepd=
+	echo "$node $(cat "$RDZV_CLUSTER_DIR/run/slurmd-$node.pid" 2>/dev/null) $stepd $pid"
+}
+ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
+
+# 1. A node hangs.
+d=$work/hang; mkdir -m 755 "$d"
+srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 10 >"$d/out" 2>&1 &
+srun_pid=$!
+wait_for 120 started "$d" 3; ok $? "3 ranks on 3 nodes train"
+read -r node sd st rk <<< "$(node_procs "$d" 2)"
+ok "$([ -n "$sd" ] && [ -n "$st" ] && [ -n "$rk" ] && echo 0 || echo 1)" "rank 2's node $node: slurmd $sd, slurmstepd $st, rank $rk (the test's own)"
+stopped="$sd $st $rk"
+kill -STOP $stopped
+t0=$EPOCHREALTIME
+wait "$srun_pid"; rc=$?
+t=$(ms_since "$t0")
+kill -CONT $stopped; stopped=
+out=$(cat "$d/out")
+ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
+like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \
+	"the line names the stopped node $node as the first cause"
+ok "$([ "$t" -lt 25000 ] && echo 0 || echo 1)" "srun ends $t ms after the stop: within 15 s of the ranks' 10 s timeout"
+diag "$(grep '^rdzv:' "$d/out" | head -n 3)"
+
+# 2. A node dies.
+d=$work/death; mkdir -m 755 "$d"
+srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
+srun_pid=$!
+wait_for 120 started "$d" 3; ok $? "3 ranks on 3 nodes train again"
+read -r node sd st rk <<< "$(node_procs "$d" 1)"
+ok "$([ -n "$sd" ] && [ -n "$st" ] && [ -n "$rk" ] && echo 0 || echo 1)" "rank 1's node $node: slurmd $sd, slurmstepd $st, rank $rk"
+kill -KILL $sd $st $rk
+t0=$EPOCHREALTIME
+wait "$srun_pid"; rc=$?
+t=$(ms_since "$t0")
+out=$(cat "$d/out")
+ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
+like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \
+	"the line names the dead node $node"
+like "$out" "a consequence\\)" "... and the healthy node's failed rank as its consequence"
+ok "$([ "$t" -lt 15000 ] && echo 0 || echo 1)" "srun ends $t ms after the node's death (at most 15 s; slurmctld would take SlurmdTimeout)"
+diag "$(grep '^rdzv:' "$d/out" | head -n 3)"
+
+# 3. rdzv-retry under salloc --no-kill, one spare node: resumes without it.
+e2e_stop
+e2e_start RDZV_NODES=4
+d=$work/retry; mkdir -m 755 "$d"
+salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
+salloc_pid=$!
+wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train"
+read -r node sd st rk <<< "$(node_procs "$d" 1)"
+kill -KILL $sd $st $rk
+t0=$EPOCHREALTIME
+trained() { [ "$(grep -c 'trained sum=6 of 6' "$d/out")" -ge 3 ]; }
+wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
+t=$(ms_since "$t0")
+ok "$([ "$t" -lt 30000 ] && echo 0 || echo 1)" "training resumed $t ms after $node died (at most 30 s)"
+wait "$salloc_pid"; rc=$?
+out=$(cat "$d/out")
+is "$rc" 0 "rdzv-retry exits 0"
+like "$out" "rdzv-retry: excluding $node \\(it does not answer: dead or hung\\)" "rdzv-retry excluded the dead node, saying why"
+unlike "$(grep 'trained' "$d/out")" " on $node " "... and the rerun ran without it"
+done_testing
