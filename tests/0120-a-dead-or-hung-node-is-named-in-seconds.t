@@ -104,6 +104,7 @@ ok "$([ "$t" -lt 30000 ] && echo 0 || echo 1)" "training resumed $t ms after $no
 wait "$salloc_pid"; rc=$?
 out=$(cat "$d/out")
 is "$rc" 0 "rdzv-retry exits 0"
+[ "$rc" = 0 ] || diag "$(grep -E '^(rdzv|srun|salloc)' "$d/out" | tail -n 12)"
 like "$out" "rdzv-retry: excluding $node \\(it does not answer: dead or hung\\)" "rdzv-retry excluded the dead node, saying why"
 unlike "$(grep 'trained' "$d/out")" " on $node " "... and the rerun ran without it"
 done_testing

@@ -31,7 +31,9 @@ def main():
     if restart != "0":
         print("rank %d on %s trained sum=%d of %d" % (rank, node, int(t), world * (world + 1) // 2),
               flush=True)
+        # An orderly end (as fail_rank.py's): rank 0 hosts the store.
         dist.barrier()
+        dist.destroy_process_group()
         return
     tmp = os.path.join(out, ".started.%d" % rank)
     with open(tmp, "w") as f:
