@@ -190,12 +190,13 @@ int rdzv_live_verdict(const struct rdzv_live *l, const uint32_t *ids, size_t nid
                       char *buf, size_t len)
 {
 	char names[RDZV_HOST_MAX * 8 + 128], tail[128];
-	size_t i, off = 0, shown = nids < 8 ? nids : 8;
+	size_t i, off = 0, shown;
 	int64_t last = -1;
 	int n;
 
 	if (!len || nids == 0)
 		return -1;
+	shown = nids > 8 ? 8 : nids; /* names beyond eight are counted */
 	names[0] = '\0';
 	for (i = 0; i < shown; i++) {
 		const struct rdzv_live_node *nd = &l->v[ids[i]];
