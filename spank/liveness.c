@@ -23,7 +23,6 @@
 #include "liveness.h"
 #include "slurmctld.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,8 +31,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <slurm/slurm.h>
 
 #include "util.h"
 
@@ -81,24 +78,6 @@ void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from
 	pthread_mutex_unlock(&ls.mu);
 }
 
-/* slurm_kill_job2 ("JOB.STEP", SIGKILL): the same call from 22.05 to
- * 26.05; found in srun at run time as slurmctld.c finds its own. */
-static void kill_step(uint32_t job, uint32_t step)
-{
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(21, 8, 0)
-	__typeof__(slurm_kill_job2) *kill2;
-	char id[32];
-
-	*(void **)&kill2 = dlsym(RTLD_DEFAULT, "slurm_kill_job2");
-	snprintf(id, sizeof(id), "%u.%u", job, step);
-	if (kill2)
-		(void)kill2(id, SIGKILL, 0, NULL);
-#else
-	(void)job;
-	(void)step;
-#endif
-}
-
 static void *checker(void *arg)
 {
 	uint32_t *ids = calloc(ls.live.n, sizeof(*ids));
@@ -133,7 +112,7 @@ static void *checker(void *arg)
 	/* The living nodes end their tasks; srun, which would wait for the
 	 * silent nodes' tasks until slurmctld gives them up (SlurmdTimeout),
 	 * exits now. */
-	kill_step(ls.l->addr.job, ls.l->addr.step);
+	(void)rdzv_slurm_kill_step(ls.l->addr.job, ls.l->addr.step);
 	if (rdzv.srun_allocates)
 		(void)rdzv_slurm_complete_job(ls.l->addr.job);
 	free(ids);

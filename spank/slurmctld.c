@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,5 +261,25 @@ int rdzv_slurm_complete_job(uint32_t job)
 	}
 #else
 	return complete(job, 1) == 0 ? 0 : -1;
+#endif
+}
+
+int rdzv_slurm_kill_step(uint32_t job, uint32_t step)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(21, 8, 0)
+	/* The same call from 22.05 to 26.05 (slurm_kill_job_step changed its
+	 * signature twice): "JOB.STEP" names the step. */
+	__typeof__(slurm_kill_job2) *kill2;
+	char id[32];
+
+	*(void **)&kill2 = dlsym(RTLD_DEFAULT, "slurm_kill_job2");
+	if (!kill2)
+		return -1;
+	snprintf(id, sizeof(id), "%u.%u", job, step);
+	return kill2(id, SIGKILL, 0, NULL) == 0 ? 0 : -1;
+#else
+	(void)job;
+	(void)step;
+	return -1;
 #endif
 }

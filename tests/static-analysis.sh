@@ -67,11 +67,11 @@ fi
 # node check's library, one fork and one execv of scontrol in rdzv_node.so.
 if [ -z "${bad:-}" ]; then
 	for f in spank/node_script.c lib/bind/health.c; do
-		n=$(cd "$srcdir" && grep -cE '\bfork\(' "$f")
-		[ "$n" = 1 ] || bad="$f: expected exactly one fork(, found $n"
+		nfork=$(cd "$srcdir" && grep -cE '\bfork\(' "$f")
+		[ "$nfork" = 1 ] || bad="$f: expected exactly one fork(, found $nfork"
 	done
-	n=$(cd "$srcdir" && grep -cE '\bexecv\(' spank/node_script.c)
-	[ "$n" = 1 ] || bad="spank/node_script.c: expected exactly one execv( (scontrol), found $n"
+	nexec=$(cd "$srcdir" && grep -cE '\bexecv\(' spank/node_script.c)
+	[ "$nexec" = 1 ] || bad="spank/node_script.c: expected exactly one execv( (scontrol), found $nexec"
 fi
 if [ -z "$bad" ]; then
 	echo "ok 2 - the plugin never changes credentials, and runs no program but srun's rdzv-hang and the prolog's scontrol drain ($nsrc files; doc/privilege.md)"
