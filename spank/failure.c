@@ -78,7 +78,18 @@ static void on_report(struct rdzv_listener *l, const char *buf, size_t n,
 		fl.have_first = 1;
 	}
 	pthread_mutex_unlock(&fl.mu);
-	rdzv_live_srun_check(&f);
+	rdzv_live_srun_check();
+}
+
+int rdzv_failure_srun_first(struct rdzv_failure *f)
+{
+	int have;
+
+	pthread_mutex_lock(&fl.mu);
+	if ((have = fl.have_first))
+		*f = fl.first;
+	pthread_mutex_unlock(&fl.mu);
+	return have;
 }
 
 static const struct rdzv_listener_ops report_ops = { RDZV_FAILURE_DGRAM_MAX, on_report, NULL };
@@ -138,7 +149,7 @@ void rdzv_failure_srun_start(const struct rdzv_srun_step *s)
 	} else if (has && rdzv_listener_start(&fl.reports, &report_ops, NULL) == 0) {
 		/* A failure's first cause: a node that no longer answers. */
 		if (fl.stops)
-			rdzv_live_srun_start(&fl.reports, s->has_counts ? s->nnodes : 0, fl.stops);
+			rdzv_live_srun_start(&fl.reports, s->has_counts ? s->nnodes : 0);
 	}
 	if (!has) {
 		fl.reports.addr.job = s->job;

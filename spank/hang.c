@@ -512,7 +512,7 @@ static void on_ask(struct rdzv_listener *l, const char *buf, size_t n,
 		hs.wlen[hs.nwho++] = flen;
 	}
 	/* A collective failed: is every node still there? (liveness.c) */
-	rdzv_live_srun_check(NULL);
+	rdzv_live_srun_check();
 }
 
 /* Every ask waiting: one run of rdzv-hang (the step's first), then the

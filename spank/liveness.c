@@ -34,34 +34,23 @@
 
 #include "util.h"
 
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* ---------------------------------------------------------------- srun */
 
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int on, started, stopping, stops;
+	int on, started, stopping;
 	struct rdzv_listener *l;
 	struct rdzv_live live;
 	pthread_t th;
-	struct rdzv_failure first;
-	int have_first;
 	int64_t at_ms;
 } ls = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes, int stops)
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes)
 {
-	if (nnodes < 2 || rdzv_live_init(&ls.live, nnodes, mono_ms()) < 0)
+	if (nnodes < 2 || rdzv_live_init(&ls.live, nnodes, rdzv_now_ms()) < 0)
 		return; /* one node: its own failures are never another's */
 	ls.l = l;
-	ls.stops = stops;
 	ls.on = 1;
 }
 
@@ -73,7 +62,7 @@ void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from
 	    || m.step != ls.l->addr.step || m.nonce != ls.l->addr.nonce)
 		return;
 	pthread_mutex_lock(&ls.mu);
-	if (rdzv_live_take(&ls.live, &m, from, len, mono_ms()) > 0)
+	if (rdzv_live_take(&ls.live, &m, from, len, rdzv_now_ms()) > 0)
 		pthread_cond_broadcast(&ls.cv);
 	pthread_mutex_unlock(&ls.mu);
 }
@@ -86,7 +75,6 @@ static void *checker(void *arg)
 		                     ls.l->addr.step, ls.l->addr.nonce };
 	struct rdzv_failure first;
 	size_t silent;
-	int have_first;
 
 	(void)arg;
 	if (!ids)
@@ -99,11 +87,10 @@ static void *checker(void *arg)
 		free(ids);
 		return NULL;
 	}
-	have_first = ls.have_first;
-	first = ls.first;
 	pthread_mutex_unlock(&ls.mu);
 	then[0] = '\0';
-	if (have_first && rdzv_failure_format(&first, 0, then, sizeof(then)) == 0
+	/* The first report failure.c kept: here, its consequence. */
+	if (rdzv_failure_srun_first(&first) && rdzv_failure_format(&first, 0, then, sizeof(then)) == 0
 	    && strncmp(then, RDZV_TAG ": ", strlen(RDZV_TAG) + 2) == 0)
 		memmove(then, then + strlen(RDZV_TAG) + 2, strlen(then) - strlen(RDZV_TAG) - 1);
 	fprintf(stderr, RDZV_TAG ": %s; the step was stopped%s%s%s\n", verdict,
@@ -119,17 +106,13 @@ static void *checker(void *arg)
 	_exit(1);
 }
 
-void rdzv_live_srun_check(const struct rdzv_failure *f)
+void rdzv_live_srun_check(void)
 {
 	if (!ls.on)
 		return;
 	pthread_mutex_lock(&ls.mu);
-	if (f && !ls.have_first) {
-		ls.first = *f;
-		ls.have_first = 1;
-	}
 	if (!ls.started && !ls.stopping) {
-		ls.at_ms = mono_ms();
+		ls.at_ms = rdzv_now_ms();
 		if (pthread_create(&ls.th, NULL, checker, NULL) == 0)
 			ls.started = 1;
 	}

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "jobmap.h"
-#include "record.h"
 #include "util.h"
 
 static struct {
@@ -32,8 +31,7 @@ static int map_dir(const char *name, char *out, size_t len)
 {
 	char err[RDZV_ERRLEN];
 
-	if (rdzv_path_node(rdzv.conf.dcgm_job_map_dir, name ? name : "", out, len, err, sizeof(err)) < 0
-	    || rdzv_admin_dir_check("dcgm_job_map_dir", out, err, sizeof(err)) < 0) {
+	if (rdzv_jobmap_dir(rdzv.conf.dcgm_job_map_dir, name, out, len, err, sizeof(err)) < 0) {
 		slurm_error(RDZV_TAG ": dcgm job map: %s", err);
 		return -1;
 	}

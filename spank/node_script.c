@@ -35,7 +35,6 @@
 #include "health.h"
 #include "identity.h"
 #include "jobmap.h"
-#include "record.h"
 #include "topo.h"
 #include "util.h"
 
@@ -79,9 +78,7 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	if (read_conf(ac, av, &c) < 0 || !c.dcgm_job_map_dir[0]
 	    || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
 		return 0;
-	if (rdzv_path_node(c.dcgm_job_map_dir, name ? name : "", dir, sizeof(dir), err,
-	                   sizeof(err)) < 0
-	    || rdzv_admin_dir_check("dcgm_job_map_dir", dir, err, sizeof(err)) < 0) {
+	if (rdzv_jobmap_dir(c.dcgm_job_map_dir, name, dir, sizeof(dir), err, sizeof(err)) < 0) {
 		slurm_error(TAG ": dcgm job map: %s", err);
 		return 0;
 	}

@@ -110,14 +110,18 @@ void rdzv_node_exit(void);
 struct rdzv_listener;
 struct rdzv_failure;
 struct rdzv_channel_peer;
-void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes, int stops);
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes);
 void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len);
-/* A failure was reported (f), or a collective failed (NULL): check once. */
-void rdzv_live_srun_check(const struct rdzv_failure *f);
+/* A failure was reported, or a collective failed: check once. */
+void rdzv_live_srun_check(void);
 void rdzv_live_srun_stop(void);
 void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t node_id,
                           const char *node, const struct rdzv_channel_peer *srun);
 void rdzv_live_node_stop(void);
+
+/* failure.c, srun: the first failure report that arrived (1, into *f),
+ * or 0: liveness.c names it as a silent node's consequence. */
+int rdzv_failure_srun_first(struct rdzv_failure *f);
 
 /* hang.c: --rdzv-debug=hang. */
 int rdzv_hang_armed(void);

@@ -24,14 +24,6 @@
 #define NVIDIA_MAJOR 195
 #define MINORS_MAX 256
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static const char *root_of(const struct rdzv_health_req *r)
 {
 	return r->root && r->root[0] && strcmp(r->root, "/") != 0 ? r->root : "";
@@ -242,19 +234,19 @@ static int check_nics(const struct rdzv_health_req *r, struct rdzv_health *h)
 
 int rdzv_health_check(const struct rdzv_health_req *r, struct rdzv_health *h)
 {
-	long start = now_ms(), nfiles = -1;
+	long start = rdzv_now_ms(), nfiles = -1;
 
 	memset(h, 0, sizeof(*h));
 	h->nvml_gpus = -1;
 	if (!check_gpus(r, h, &nfiles) && !check_nics(r, h))
 		(void)check_nvml(r, h, nfiles);
-	h->ms = now_ms() - start;
+	h->ms = rdzv_now_ms() - start;
 	return h->fault[0] != 0;
 }
 
 int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdzv_health *h)
 {
-	long start = now_ms();
+	long start = rdzv_now_ms();
 	int fd[2], status;
 	size_t got = 0;
 	pid_t pid;
@@ -287,7 +279,7 @@ int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdz
 	close(fd[1]);
 	while (got < sizeof(*h)) {
 		struct pollfd p = { fd[0], POLLIN, 0 };
-		long left = timeout_ms - (now_ms() - start);
+		long left = timeout_ms - (rdzv_now_ms() - start);
 		ssize_t k;
 		int pr;
 
@@ -318,7 +310,7 @@ int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdz
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
-	h->ms = now_ms() - start;
+	h->ms = rdzv_now_ms() - start;
 	h->fault[sizeof(h->fault) - 1] = '\0';
 	h->notes[sizeof(h->notes) - 1] = '\0';
 	return h->fault[0] != 0;

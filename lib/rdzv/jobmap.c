@@ -3,6 +3,7 @@
 #define _GNU_SOURCE 1 /* O_CLOEXEC, O_NOFOLLOW, *at() */
 #include "config.h"
 #include "jobmap.h"
+#include "record.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -407,4 +408,13 @@ int rdzv_jobmap_sweep(const char *dir, const char *proc_root, uint32_t job, char
 	struct req r = { OP_SWEEP, job, 0, NULL, 0, 0, 0 };
 
 	return update(dir, proc_root, &r, err, errlen);
+}
+
+int rdzv_jobmap_dir(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                    size_t errlen)
+{
+	if (rdzv_path_node(tmpl, node ? node : "", out, len, err, errlen) < 0
+	    || rdzv_admin_dir_check("dcgm_job_map_dir", out, err, errlen) < 0)
+		return -1;
+	return 0;
 }

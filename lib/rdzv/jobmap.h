@@ -28,6 +28,12 @@
 #define RDZV_JOBMAP_GPUS_MAX 256
 #define RDZV_JOBMAP_CLAIMS ".rdzv-claims"
 
+/* This node's directory: dcgm_job_map_dir='s tmpl with %n as node (NULL:
+ * none known), checked as the admin's (rdzv_admin_dir_check). 0, or -1
+ * with why in err. */
+int rdzv_jobmap_dir(const char *tmpl, const char *node, char *out, size_t len, char *err,
+                    size_t errlen);
+
 /* A claim's text: "PID START\nGPU GPU ...\n" (GPUs in order, each once).
  * parse: 0 with pid, start and gpus[] (1 for each GPU named), -1 for
  * anything else; format: the text's length, or -1 when len is too small. */

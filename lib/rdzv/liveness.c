@@ -18,29 +18,32 @@ static const char *const kinds[] = { "HELLO", "PING", "ALIVE", "BYE" };
 
 int rdzv_live_encode(const struct rdzv_live_msg *m, char *buf, size_t len)
 {
-	int n = -1;
+	int h, n = -1;
 
+	if ((unsigned)m->kind >= sizeof(kinds) / sizeof(kinds[0])
+	    || (m->kind == RDZV_LIVE_HELLO
+	        && (!m->node[0] || !rdzv_host_name_ok(m->node, strlen(m->node)))))
+		return -1;
+	/* "RDZVL1 KIND JOB.STEP NONCE ", then the kind's own fields. */
+	h = snprintf(buf, len, "RDZVL1 %s %u.%u %016" PRIx64 " ", kinds[m->kind], m->job, m->step,
+	             m->nonce);
+	if (h < 0 || (size_t)h >= len)
+		return -1;
 	switch (m->kind) {
 	case RDZV_LIVE_HELLO:
-		if (!m->node[0] || !rdzv_host_name_ok(m->node, strlen(m->node)))
-			return -1;
-		n = snprintf(buf, len, "RDZVL1 HELLO %u.%u %016" PRIx64 " %u %s", m->job, m->step,
-		             m->nonce, m->node_id, m->node);
+		n = snprintf(buf + h, len - (size_t)h, "%u %s", m->node_id, m->node);
 		break;
 	case RDZV_LIVE_PING:
-		n = snprintf(buf, len, "RDZVL1 PING %u.%u %016" PRIx64 " %u", m->job, m->step,
-		             m->nonce, m->seq);
+		n = snprintf(buf + h, len - (size_t)h, "%u", m->seq);
 		break;
 	case RDZV_LIVE_ALIVE:
-		n = snprintf(buf, len, "RDZVL1 ALIVE %u.%u %016" PRIx64 " %u %u", m->job, m->step,
-		             m->nonce, m->node_id, m->seq);
+		n = snprintf(buf + h, len - (size_t)h, "%u %u", m->node_id, m->seq);
 		break;
 	case RDZV_LIVE_BYE:
-		n = snprintf(buf, len, "RDZVL1 BYE %u.%u %016" PRIx64 " %u", m->job, m->step,
-		             m->nonce, m->node_id);
+		n = snprintf(buf + h, len - (size_t)h, "%u", m->node_id);
 		break;
 	}
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+	return n < 0 || (size_t)n >= len - (size_t)h ? -1 : 0;
 }
 
 int rdzv_live_is(const char *buf, size_t n)
@@ -252,14 +255,6 @@ int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_
 	return sendto(sock, buf, n, 0, (const struct sockaddr *)to, tolen) < 0 ? -1 : 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Waits, *mu held, until `want` more answers than `since` have come, or
  * ms have passed. */
 static void wait_answers(struct rdzv_live *l, const struct rdzv_live_check *c, uint64_t since,
@@ -318,12 +313,12 @@ static void ping_silent(struct rdzv_live *l, const struct rdzv_live_check *c, ui
 size_t rdzv_live_run_check(struct rdzv_live *l, const struct rdzv_live_check *c, uint32_t seq,
                            long wait_ms, uint32_t *ids)
 {
-	int64_t start = now_ms(), next = start;
+	int64_t start = rdzv_now_ms(), next = start;
 	size_t silent;
 
 	pthread_mutex_lock(c->mu);
 	for (;;) {
-		int64_t now = now_ms();
+		int64_t now = rdzv_now_ms();
 		struct timespec until;
 		long wait;
 
