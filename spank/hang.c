@@ -501,6 +501,11 @@ static void on_ask(struct rdzv_listener *l, const char *buf, size_t n,
 	if (rdzv_hang_ask_decode(buf, n, &a) < 0 || a.job_id != l->addr.job
 	    || a.step_id != l->addr.step || a.nonce != l->addr.nonce)
 		return;
+	rdzv_grace_srun_report(&a); /* the step's grace starts with the first */
+	if (a.notice) { /* told as the collective raised: no answer awaited */
+		rdzv_live_srun_check();
+		return;
+	}
 	if (strstr(a.what, "imed out") || strstr(a.what, "imeout"))
 		hs.timed_out = 1;
 	if (!hs.said++) /* the first ask of the step */
@@ -526,7 +531,9 @@ static void on_asks_drained(struct rdzv_listener *l, void *ctx)
 	if (hs.nwho && !hs.asked) {
 		hs.asked = 1;
 		fflush(stderr);
+		rdzv_grace_srun_helper(1);
 		run_helper();
+		rdzv_grace_srun_helper(0);
 	}
 	if (rdzv_hang_done_format(l->addr.job, l->addr.step, l->addr.nonce, done, sizeof(done)) == 0)
 		for (i = 0; i < hs.nwho; i++)

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE, OPT_DEBUG, OPT_TIMEOUT };
+enum { OPT_MODE, OPT_PORT, OPT_VERBOSE, OPT_BIND, OPT_PROFILE, OPT_DEBUG, OPT_TIMEOUT, OPT_GRACE };
 
 static int report(int rc, const char *err)
 {
@@ -42,6 +42,8 @@ static int opt_cb(int val, const char *arg, int remote)
 		return report(rdzv_opt_debug(&rdzv.opts, arg, err, sizeof(err)), err);
 	case OPT_TIMEOUT:
 		return report(rdzv_opt_collective_timeout(&rdzv.opts, arg, err, sizeof(err)), err);
+	case OPT_GRACE:
+		return report(rdzv_opt_collective_grace(&rdzv.opts, arg, err, sizeof(err)), err);
 	}
 	return -1;
 }
@@ -70,6 +72,10 @@ static struct spank_option options[] = {
 	  "default: PyTorch's); a timeout then names the rank that never arrived (arms "
 	  "--rdzv-debug=hang)",
 	  1, OPT_TIMEOUT, opt_cb },
+	{ "rdzv-collective-grace", "TIME",
+	  RDZV_TAG ": once a rank's collective failed or timed out, how long the step may go on "
+	  "before srun stops it, naming the rank that never joined (default 30s; off: never)",
+	  1, OPT_GRACE, opt_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

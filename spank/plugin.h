@@ -136,6 +136,15 @@ void rdzv_hang_user_init(spank_t sp);              /* slurmstepd: srun's ask add
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher, char *err,
                         size_t errlen);
 
+/* grace.c: a step never outlives its failed collective (lib/rdzv/grace.h).
+ * start takes the layout's rank_node and node_names over (lay: NULL none). */
+struct rdzv_srun_layout;
+struct rdzv_hang_ask;
+void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layout *lay);
+void rdzv_grace_srun_report(const struct rdzv_hang_ask *a); /* a rank's FAIL or ASK */
+void rdzv_grace_srun_helper(int running);                  /* rdzv-hang runs, or ended */
+void rdzv_grace_srun_stop(void);
+
 /* domains.c: nvlink_domain=nvml across nodes. srun: listen for
  * the nodes' domains and answer with the verdict on Megatron's groups
  * (rank_node and node_names are taken over); nodes: tell srun and wait. */

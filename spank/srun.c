@@ -503,6 +503,21 @@ static void say_layout(const struct rdzv_srun_step *s, int laid, long us, const 
 		        s->step, us, laid == 0 ? "" : ": ", laid == 0 ? "" : why);
 }
 
+/* A layout whose ranks could not be read, kept without them: 0. */
+static int ranks_dropped(struct rdzv_srun_layout *lay)
+{
+	uint32_t i;
+
+	if (lay->node_names)
+		for (i = 0; i < lay->nnodes; i++)
+			free(lay->node_names[i]);
+	free(lay->node_names);
+	free(lay->rank_node);
+	lay->node_names = NULL;
+	lay->rank_node = NULL;
+	return 0;
+}
+
 /* srun, local_user_init: the step's work, in order. Each step that fails
  * refuses the step (srun exits non-zero before anything launches); the two
  * channels open whatever happened, as the nodes of a refused step still
@@ -530,8 +545,14 @@ int rdzv_srun_user_init(spank_t sp)
 		 * only, never from the nodes; without it, what srun's command line
 		 * says. */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		laid = rdzv_slurm_step_layout(s.job, s.step, rdzv.conf.nvlink_domain != RDZV_NVLINK_NODE,
+		/* Each rank's node: NVLink domains need it; so does the grace of an
+		 * armed step, to name a rank that never joined (not a reason to
+		 * refuse the step). */
+		laid = rdzv_slurm_step_layout(s.job, s.step, rdzv.conf.nvlink_domain != RDZV_NVLINK_NODE
+		                                                 || rdzv_hang_armed(),
 		                              &lay, derr, sizeof(derr), why, sizeof(why));
+		if (laid == -2 && rdzv.conf.nvlink_domain == RDZV_NVLINK_NODE)
+			laid = ranks_dropped(&lay); /* partial: the grace names no node */
 		us = us_since(&t0);
 		/* 2. Topology blocks: the step's NVLink domains (nvlink_domain=block). */
 		if (laid == 0 && rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && lay.nnodes > 0
@@ -559,10 +580,13 @@ refused:
 	rc = refuse_step(&s);
 channels:
 	rdzv_domains_free(&bd.d);
+	/* 6. The grace of a failed collective: each rank's node, taken over. */
+	if (rdzv_hang_armed())
+		rdzv_grace_srun_start(&s, laid == 0 ? &lay : NULL);
 	rdzv_srun_layout_free(&lay);
-	/* 6. The failure channel: the nodes' reports of a failed rank. */
+	/* 7. The failure channel: the nodes' reports of a failed rank. */
 	rdzv_failure_srun_start(&s);
-	/* 7. The hang channel: the asks of ranks whose collective timed out. */
+	/* 8. The hang channel: the asks of ranks whose collective timed out. */
 	rdzv_hang_srun_start(&s);
 	return rc;
 }
@@ -571,7 +595,10 @@ channels:
 void rdzv_srun_exit(void)
 {
 	int timed_out = 0;
-	const char *verdict = rdzv_hang_srun_stop(&timed_out);
+	const char *verdict;
+
+	rdzv_grace_srun_stop();
+	verdict = rdzv_hang_srun_stop(&timed_out);
 
 	rdzv_failure_srun_stop(verdict, timed_out); /* the verdict joins the failure line */
 	rdzv_domains_srun_stop();

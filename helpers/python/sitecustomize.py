@@ -25,7 +25,10 @@
 #   connection a timed-out peer closed), the process asks srun to run rdzv-hang on the step
 #   and waits (at most RDZV_HANG_WAIT seconds, default 60) until srun has
 #   its answer, so that the ranks it waited for are still there to be asked;
-#   meanwhile rdzv-hang's signal gets the stack the timeout unwound.
+#   meanwhile rdzv-hang's signal gets the stack the timeout unwound. And
+#   the moment a collective raises a communication failure, before the
+#   program's own handlers run, it tells srun so ("FAIL"), once: a step
+#   whose ranks then block in their cleanup is stopped after its grace.
 
 
 def _rdzv_timeout():
@@ -242,6 +245,128 @@ def _rdzv_on_timeout(fd, sig):
             s.close()
 
     sys.excepthook = hook
+    _rdzv_on_collective(js, port, nonce, host, me)
+
+
+# The communication failures a torch.distributed call raises: its own
+# timeout, a peer gone (gloo's "Connection closed by peer", NCCL's errors),
+# not a call made wrongly (a group not initialised, a bad argument).
+_RDZV_COMM = ("timed out", "timeout", "closed by peer", "connection reset", "connection refused",
+              "broken pipe", "nccl", "gloo", "socket", "abort", "peer")
+_RDZV_CALLS = ("all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_coalesced",
+               "all_gather_into_tensor", "_all_gather_base", "all_gather_object", "all_to_all",
+               "all_to_all_single", "barrier", "monitored_barrier", "broadcast",
+               "broadcast_object_list", "gather", "gather_object", "reduce", "reduce_scatter",
+               "reduce_scatter_tensor", "_reduce_scatter_base", "scatter", "scatter_object_list",
+               "send", "recv", "send_object_list", "recv_object_list", "batch_isend_irecv")
+
+
+def _rdzv_on_collective(js, port, nonce, host, me):
+    # RDZV_HANG_ASK (an armed step): the moment one of torch.distributed's
+    # collectives raises a communication failure, before the program's own
+    # except and finally blocks run (a barrier or destroy_process_group
+    # there may never return), the process tells srun, once, and waits for
+    # nothing: srun then gives the step its grace (--rdzv-collective-grace)
+    # and names the ranks that never said so. Each call is wrapped as
+    # torch.distributed.distributed_c10d is first imported, before
+    # torch.distributed copies its names; failures seen elsewhere (DDP's
+    # bucketed all-reduce) are reported by the excepthook, if ever.
+    import os
+    import sys
+
+    told = []
+
+    def tell(v):
+        if told or os.getpid() != me:
+            return
+        told.append(1)
+        try:
+            import socket
+
+            rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
+            node = os.environ.get("SLURMD_NODENAME", socket.gethostname().split(".")[0])
+            what = (str(v).splitlines() or [""])[0][:200]
+            msg = ("RDZVH1 FAIL %s %s %s %s\n%s: %s" % (js, nonce, rank, node, type(v).__name__, what)).encode(
+                "ascii", "replace")
+            ai = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM)[0]
+            s = socket.socket(ai[0], socket.SOCK_DGRAM)
+            try:
+                s.sendto(msg, ai[4])
+                s.sendto(msg, ai[4])  # a datagram lost costs the step its end
+            finally:
+                s.close()
+        except Exception:
+            pass
+
+    def comm_failure(v):
+        if not isinstance(v, (RuntimeError, TimeoutError, ConnectionError)):
+            return False
+        if type(v).__name__.startswith("Dist") or isinstance(v, (TimeoutError, ConnectionError)):
+            return True
+        text = str(v).lower()
+        return any(w in text for w in _RDZV_COMM)
+
+    def wrap(f):
+        import functools
+
+        @functools.wraps(f)
+        def _rdzv_collective(*a, **k):
+            try:
+                return f(*a, **k)
+            except Exception as v:
+                try:
+                    if comm_failure(v):
+                        tell(v)
+                except Exception:
+                    pass
+                raise
+
+        _rdzv_collective._rdzv_wrapped = True
+        return _rdzv_collective
+
+    def wrap_module(module):
+        for name in _RDZV_CALLS:
+            f = getattr(module, name, None)
+            if callable(f) and not getattr(f, "_rdzv_wrapped", False):
+                setattr(module, name, wrap(f))
+
+    name = "torch.distributed.distributed_c10d"
+    if name in sys.modules:  # imported already: its copies in torch.distributed too
+        mod = sys.modules[name]
+        old = dict((n, getattr(mod, n, None)) for n in _RDZV_CALLS)
+        wrap_module(mod)
+        td = sys.modules.get("torch.distributed")
+        for n, f in old.items():
+            if td is not None and f is not None and getattr(td, n, None) is f:
+                setattr(td, n, getattr(mod, n))
+        return
+
+    class _Finder(object):
+        def find_spec(self, fullname, path, target=None):
+            if fullname != name:
+                return None
+            import importlib.machinery
+
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                try:
+                    wrap_module(module)
+                except Exception:
+                    pass
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _Finder())
 
 
 def _rdzv_chain():

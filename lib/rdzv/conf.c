@@ -16,6 +16,7 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	c->addr_form = RDZV_ADDR_NAME;
 	c->env_fallback = 1;
 	c->kill_on_bad_exit = 1;
+	c->collective_grace = RDZV_GRACE_DEFAULT;
 	c->container_env = 1;
 	snprintf(c->bind, sizeof(c->bind), "none");
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
@@ -50,6 +51,19 @@ int rdzv_timeout_parse(const char *val, uint32_t *secs)
 		return -1;
 	*secs = (uint32_t)(n * unit);
 	return 0;
+}
+
+int rdzv_grace_parse(const char *val, uint32_t *secs)
+{
+	if (val && strcmp(val, "off") == 0) {
+		*secs = 0;
+		return 0;
+	}
+	if (val && strcmp(val, "default") == 0) {
+		*secs = RDZV_GRACE_DEFAULT;
+		return 0;
+	}
+	return rdzv_timeout_parse(val, secs);
 }
 
 int rdzv_debug_parse(const char *val)
@@ -182,6 +196,12 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen,
 				                "plugstack argument collective_timeout=%.32s: " RDZV_TIMEOUT_VALID,
 				                val);
+		} else if (strcmp(key, "collective_grace") == 0) {
+			if (rdzv_grace_parse(val, &c->collective_grace) < 0)
+				return rdzv_err(err, errlen,
+				                "plugstack argument collective_grace=%.32s: " RDZV_GRACE_VALID,
+				                val);
+			c->collective_grace_set = 1;
 		} else if (strcmp(key, "nvlink_domain") == 0) {
 			if (rdzv_nvlink_domain_parse(val, &c->nvlink_domain) < 0)
 				return rdzv_err(err, errlen, "plugstack argument nvlink_domain=%.32s: "
@@ -252,7 +272,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "unknown plugstack argument '%.32s' (known: mode, port_range, "
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
-			                "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, "
+			                "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, "
 			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", key);
 		}
 	}
@@ -265,6 +285,7 @@ void rdzv_opts_init(struct rdzv_opts *o)
 	o->verbose = -1;
 	o->debug_hang = -1;
 	o->collective_timeout = -1;
+	o->collective_grace = -1;
 }
 
 const struct rdzv_mode *rdzv_mode_resolve(const struct rdzv_opts *o, const struct rdzv_conf *c)
@@ -296,6 +317,17 @@ int rdzv_opt_collective_timeout(struct rdzv_opts *o, const char *val, char *err,
 		return rdzv_err(err, errlen, "--rdzv-collective-timeout=%.32s: " RDZV_TIMEOUT_VALID,
 		                val ? val : "");
 	o->collective_timeout = (int64_t)t;
+	return 0;
+}
+
+int rdzv_opt_collective_grace(struct rdzv_opts *o, const char *val, char *err, size_t errlen)
+{
+	uint32_t t;
+
+	if (rdzv_grace_parse(val, &t) < 0)
+		return rdzv_err(err, errlen, "--rdzv-collective-grace=%.32s: " RDZV_GRACE_VALID,
+		                val ? val : "");
+	o->collective_grace = (int64_t)t;
 	return 0;
 }
 

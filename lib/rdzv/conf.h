@@ -37,6 +37,8 @@ struct rdzv_conf {
 	int debug_hang;                        /* debug=hang|off: arm rdzv-hang by default */
 	char hang_python[RDZV_PATH_MAX];       /* hang_python=DIR: our sitecustomize.py */
 	uint32_t collective_timeout;           /* collective_timeout=: seconds, 0 PyTorch's */
+	uint32_t collective_grace;             /* collective_grace=: seconds, 0 off */
+	int collective_grace_set;              /* collective_grace= was written */
 	char hang_helper[RDZV_PATH_MAX];       /* hang_helper=PATH: rdzv-hang, run by srun */
 	enum rdzv_nvlink_domain nvlink_domain; /* nvlink_domain=node|block|nvml */
 	char nvml_library[RDZV_PATH_MAX];      /* nvml_library=PATH (%n = node name): NVML to
@@ -71,6 +73,16 @@ int rdzv_syslog_facility(const char *name);
 #define RDZV_TIMEOUT_MAX (7u * 24 * 3600)
 #define RDZV_TIMEOUT_VALID "valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh) or default"
 int rdzv_timeout_parse(const char *val, uint32_t *secs);
+
+/* collective_grace= / --rdzv-collective-grace=: once a rank has reported a
+ * failed or timed-out collective, how long the step may go on before srun
+ * stops it (ranks wedged in their cleanup: a hung destroy_process_group, a
+ * barrier in a finally block). A duration as above, "default" (30 s) or
+ * "off" (0: never stopped for it: a program that recovers from a failed
+ * collective by itself). 0 or -1. */
+#define RDZV_GRACE_DEFAULT 30u
+#define RDZV_GRACE_VALID "valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh), off or default (30s)"
+int rdzv_grace_parse(const char *val, uint32_t *secs);
 
 /* Where the installed sitecustomize.py of debug=hang lives (configure's
  * $(pkgdatadir)/python unless hang_python= says otherwise). */
@@ -107,6 +119,7 @@ struct rdzv_opts {
 	char profile[RDZV_NAME_MAX];  /* "": not given */
 	int debug_hang;               /* --rdzv-debug=hang|off; -1: not given */
 	int64_t collective_timeout;   /* --rdzv-collective-timeout= seconds (0 PyTorch's); -1: not given */
+	int64_t collective_grace;     /* --rdzv-collective-grace= seconds (0 off); -1: not given */
 };
 
 void rdzv_opts_init(struct rdzv_opts *o);
@@ -127,6 +140,8 @@ int rdzv_opt_port(struct rdzv_opts *o, const char *val, char *err, size_t errlen
 int rdzv_opt_debug(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 /* --rdzv-collective-timeout=DURATION|default. */
 int rdzv_opt_collective_timeout(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
+/* --rdzv-collective-grace=DURATION|off|default. */
+int rdzv_opt_collective_grace(struct rdzv_opts *o, const char *val, char *err, size_t errlen);
 /* "hang" -> 1, "off"/"none" -> 0, else -1. */
 int rdzv_debug_parse(const char *val);
 

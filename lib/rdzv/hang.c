@@ -40,7 +40,8 @@ static int is_collective(const char *f)
 static int is_library(const char *file)
 {
 	static const char *const parts[] = { "/torch/", "/site-packages/", "/dist-packages/",
-		                             "/lib/python3", "<frozen ", "/spank-rdzv/python/", NULL };
+		                             "/lib/python3", "<frozen ", "/spank-rdzv/python/",
+		                             "/sitecustomize.py", NULL };
 	int i;
 
 	for (i = 0; parts[i]; i++)
@@ -385,9 +386,14 @@ int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
 	uint64_t v;
 
 	memset(a, 0, sizeof(*a));
-	if (n < 11 || memcmp(buf, "RDZVH1 ASK ", 11) != 0)
+	if (n >= 11 && memcmp(buf, "RDZVH1 ASK ", 11) == 0) {
+		p += 11;
+	} else if (n >= 12 && memcmp(buf, "RDZVH1 FAIL ", 12) == 0) {
+		a->notice = 1;
+		p += 12;
+	} else {
 		return -1;
-	p += 11;
+	}
 	/* JOB.STEP */
 	if (field(&p, end, &f, &fl) < 0 || !(dot = memchr(f, '.', fl))
 	    || rdzv_parse_u64n(f, (size_t)(dot - f), 0, UINT32_MAX, &v) < 0)

@@ -92,7 +92,11 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
  * (WHAT: the exception's first line) and waits before it exits; srun runs
  * rdzv-hang on the step once, keeps its verdict for the failure line, and
  * answers every rank that asked with
- *   "RDZVH1 DONE JOB.STEP NONCE". */
+ *   "RDZVH1 DONE JOB.STEP NONCE".
+ * A rank whose torch.distributed call raised also says so at once, before
+ * its program's own handlers run (a finally block may never end):
+ *   "RDZVH1 FAIL JOB.STEP NONCE RANK NODE\nWHAT"
+ * and waits for nothing: srun counts it for the step's grace (grace.h). */
 #define RDZV_HANG_ASK_VAR "RDZV_HANG_ASK"
 #define RDZV_HANG_WHAT_MAX 256
 #define RDZV_HANG_DGRAM_MAX 1024
@@ -100,6 +104,7 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
 struct rdzv_hang_ask {
 	uint32_t job_id, step_id, rank;
 	uint64_t nonce;
+	int notice;    /* FAIL: told, not asking (no answer awaited) */
 	char node[64];
 	char what[RDZV_HANG_WHAT_MAX]; /* printable ASCII, maybe cut */
 };

@@ -11,6 +11,7 @@
  * node of host-name characters and a printable WHAT, both terminated. */
 #include "config.h"
 #include "fuzz.h"
+#include "grace.h"
 #include "hang.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,6 +75,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_ASSERT(a.what[k] >= 0x20 && a.what[k] < 0x7f);
 			for (k = 0; a.node[k]; k++)
 				FUZZ_ASSERT(a.node[k] != ' ' && a.node[k] != '\n');
+			/* srun's count of it, and the grace's line, in any buffer. */
+			{
+				struct rdzv_grace g;
+				char out[96], big[1024];
+				int rc;
+
+				FUZZ_ASSERT(rdzv_grace_init(&g, 20) == 0);
+				FUZZ_ASSERT(rdzv_grace_take(&g, &a) == 1);
+				FUZZ_ASSERT(rdzv_grace_missing(&g) == (a.rank < 20 ? 19u : 20u));
+				rc = rdzv_grace_verdict(&g, NULL, 30, "w", out, sizeof(out));
+				FUZZ_ASSERT(rc >= -1 && memchr(out, '\0', sizeof(out)));
+				FUZZ_ASSERT(rdzv_grace_verdict(&g, NULL, 30, "w", big, sizeof(big)) == 0);
+				FUZZ_ASSERT(strlen(big) < sizeof(big));
+				rdzv_grace_free(&g);
+			}
 		}
 	}
 	return 0;

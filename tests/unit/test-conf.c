@@ -111,7 +111,7 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", "the refusal lists container_env, debug, collective_timeout, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir and health_check among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", "the refusal lists container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir and health_check among the known keys");
 	conf_refused("health_check=maybe", "health_check=maybe: valid values are yes, no",
 	             "health_check=maybe is refused naming the valid values");
 	conf_refused("dcgm_job_map_dir=run/dcgm", "must be an absolute path",
@@ -153,7 +153,25 @@ static void test_invalid_conf(void)
 		is_int((int)o.collective_timeout, 0, "... PyTorch's (overrides the site's)");
 		is_int(rdzv_opt_collective_timeout(&o, "1x", e, sizeof(e)), -1, "--rdzv-collective-timeout=1x is refused");
 		ok(strstr(e, "--rdzv-collective-timeout=1x: valid values are a duration of 1s to 7 days") != NULL, "... naming the option and the valid values (%s)", e);
+		/* The grace of a failed collective: 30 s unless said. */
+		is_int((int)dc.collective_grace, 30, "collective_grace: 30 s by default");
+		ok(!dc.collective_grace_set, "... not written");
+		is_int(parse1("collective_grace=2m", &dc), 0, "collective_grace=2m is accepted");
+		ok(dc.collective_grace == 120 && dc.collective_grace_set, "... 120 s, written");
+		is_int(parse1("collective_grace=off", &dc), 0, "collective_grace=off is accepted");
+		is_int((int)dc.collective_grace, 0, "... 0: never stopped for it");
+		is_int(parse1("collective_grace=default", &dc), 0, "collective_grace=default is accepted");
+		is_int((int)dc.collective_grace, 30, "... 30 s");
+		is_int((int)o.collective_grace, -1, "--rdzv-collective-grace: not given by default");
+		is_int(rdzv_opt_collective_grace(&o, "10s", e, sizeof(e)), 0, "--rdzv-collective-grace=10s");
+		is_int((int)o.collective_grace, 10, "... 10 s");
+		is_int(rdzv_opt_collective_grace(&o, "off", e, sizeof(e)), 0, "--rdzv-collective-grace=off");
+		is_int((int)o.collective_grace, 0, "... 0");
+		is_int(rdzv_opt_collective_grace(&o, "0", e, sizeof(e)), -1, "--rdzv-collective-grace=0 is refused (off says it)");
+		is_int(rdzv_opt_collective_grace(&o, "soon", e, sizeof(e)), -1, "--rdzv-collective-grace=soon is refused");
+		ok(strstr(e, "--rdzv-collective-grace=soon: valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh), off or default (30s)") != NULL, "... naming the option and the valid values (%s)", e);
 	}
+	conf_refused("collective_grace=8d", "collective_grace=8d: valid values are a duration of 1s to 7 days (N, Ns, Nm, Nh), off or default (30s)", "collective_grace=8d is refused naming the valid values");
 	conf_refused("debug=yes", "debug=yes: valid values are hang, off", "debug=yes is refused naming hang, off");
 	conf_refused("hang_python=rel/dir", "must be an absolute path", "hang_python= must be absolute");
 	{

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* grace.c: the glue of lib/rdzv/grace.h: a step never outlives its failed
+ * collective.
+ *
+ *   srun, local_user_init (an armed step: its ranks' sitecustomize.py
+ *     reports to hang.c's listener): the grace (--rdzv-collective-grace,
+ *     else collective_grace=, else 30 s; off for torchrun with restarts of
+ *     its own) and, from the step's layout, each rank's node.
+ *   srun, hang.c's listener thread: each FAIL or ASK counted; the first
+ *     starts one thread that waits out the grace (and an rdzv-hang run
+ *     that is still asking the ranks where they are, which ends by
+ *     itself). The step still running then: srun names the ranks that
+ *     never reported (those that never joined the collective the others
+ *     gave up on), signals the step through slurmctld (SIGKILL: ranks
+ *     blocked in their cleanup end), completes a job it made itself, and
+ *     exits 1.
+ *   srun, exit: the thread stopped. */
+#include "config.h"
+#include "plugin.h"
+#include "failure.h"
+#include "grace.h"
+#include "slurmctld.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* After an rdzv-hang run the ranks it answered need a moment to exit. */
+#define AFTER_HELPER_MS 5000
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int on, started, stopping, helper;
+	uint32_t job, step, secs;
+	char why[96];
+	struct rdzv_grace g;
+	uint32_t *rank_node; /* the layout's, taken over */
+	char **node_names;
+	uint32_t ntasks, nnodes;
+	int64_t at_ms, helper_end_ms;
+	pthread_t th;
+} gs = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void timed_wait(int64_t until_ms)
+{
+	struct timespec ts;
+	int64_t left = until_ms - rdzv_now_ms();
+
+	if (left <= 0)
+		return;
+	if (left > 1000)
+		left = 1000; /* re-checked each second: the clocks differ */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += left / 1000;
+	ts.tv_nsec += (long)(left % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&gs.cv, &gs.mu, &ts);
+}
+
+static void *waiter(void *arg)
+{
+	char verdict[1024];
+	struct rdzv_grace_nodes nodes = { gs.rank_node, gs.node_names, gs.ntasks, gs.nnodes };
+	int64_t end;
+
+	(void)arg;
+	pthread_mutex_lock(&gs.mu);
+	for (;;) {
+		end = gs.at_ms + (int64_t)gs.secs * 1000;
+		if (gs.helper_end_ms && gs.helper_end_ms + AFTER_HELPER_MS > end)
+			end = gs.helper_end_ms + AFTER_HELPER_MS;
+		if (gs.stopping || (!gs.helper && rdzv_now_ms() >= end))
+			break;
+		timed_wait(gs.helper ? rdzv_now_ms() + 1000 : end);
+	}
+	if (gs.stopping) {
+		pthread_mutex_unlock(&gs.mu);
+		return NULL;
+	}
+	(void)rdzv_grace_verdict(&gs.g, &nodes, gs.secs, gs.why, verdict, sizeof(verdict));
+	pthread_mutex_unlock(&gs.mu);
+	fprintf(stderr, RDZV_TAG ": %s\n", verdict);
+	fflush(stderr);
+	/* No task ends by itself: slurmctld signals them all; srun, which
+	 * would wait for them, exits now. */
+	(void)rdzv_slurm_kill_step(gs.job, gs.step);
+	if (rdzv.srun_allocates)
+		(void)rdzv_slurm_complete_job(gs.job);
+	_exit(1);
+}
+
+void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layout *lay)
+{
+	const char *pet = getenv("PET_MAX_RESTARTS");
+	int64_t opt = rdzv.opts.collective_grace;
+	uint32_t ntasks = 0;
+
+	gs.secs = opt >= 0 ? (uint32_t)opt : rdzv.conf.collective_grace;
+	if (opt >= 0)
+		snprintf(gs.why, sizeof(gs.why), "--rdzv-collective-grace=%us", gs.secs);
+	else if (rdzv.conf.collective_grace_set)
+		snprintf(gs.why, sizeof(gs.why), "collective_grace=%us in plugstack.conf", gs.secs);
+	else
+		snprintf(gs.why, sizeof(gs.why), "the default grace; --rdzv-collective-grace changes it");
+	if (!gs.secs || !s->has_ids)
+		return;
+	if (s->mode && (s->mode->flags & RDZV_MODE_ONE_TASK_PER_NODE)) {
+		/* torchrun restarts its workers itself after a failed collective. */
+		if (rdzv_torchrun_max_restarts(s->prog_argc, s->prog_argv, pet) > 0) {
+			if (rdzv.opts.verbose > 0)
+				fprintf(stderr, RDZV_TAG ": no collective grace: torchrun restarts "
+				        "its workers itself\n");
+			return;
+		}
+	} else if (s->has_counts) {
+		ntasks = s->ntasks; /* one task per rank: the ranks are the tasks */
+	}
+	if (rdzv_grace_init(&gs.g, ntasks) < 0)
+		return;
+	if (ntasks && lay && lay->rank_node && lay->node_names && lay->ntasks == ntasks) {
+		gs.rank_node = lay->rank_node;
+		gs.node_names = lay->node_names;
+		gs.ntasks = lay->ntasks;
+		gs.nnodes = lay->nnodes;
+		lay->rank_node = NULL;
+		lay->node_names = NULL;
+	}
+	gs.job = s->job;
+	gs.step = s->step;
+	gs.on = 1;
+}
+
+void rdzv_grace_srun_report(const struct rdzv_hang_ask *a)
+{
+	if (!gs.on)
+		return;
+	pthread_mutex_lock(&gs.mu);
+	if (rdzv_grace_take(&gs.g, a) && !gs.started && !gs.stopping) {
+		gs.at_ms = rdzv_now_ms();
+		if (pthread_create(&gs.th, NULL, waiter, NULL) == 0)
+			gs.started = 1;
+	}
+	pthread_mutex_unlock(&gs.mu);
+}
+
+void rdzv_grace_srun_helper(int running)
+{
+	if (!gs.on)
+		return;
+	pthread_mutex_lock(&gs.mu);
+	gs.helper = running;
+	if (!running)
+		gs.helper_end_ms = rdzv_now_ms();
+	pthread_cond_broadcast(&gs.cv);
+	pthread_mutex_unlock(&gs.mu);
+}
+
+void rdzv_grace_srun_stop(void)
+{
+	uint32_t i;
+	int started;
+
+	if (!gs.on)
+		return;
+	pthread_mutex_lock(&gs.mu);
+	gs.stopping = 1;
+	started = gs.started;
+	pthread_cond_broadcast(&gs.cv);
+	pthread_mutex_unlock(&gs.mu);
+	if (started)
+		pthread_join(gs.th, NULL);
+	rdzv_grace_free(&gs.g);
+	if (gs.node_names)
+		for (i = 0; i < gs.nnodes; i++)
+			free(gs.node_names[i]);
+	free(gs.node_names);
+	free(gs.rank_node);
+	gs.node_names = NULL;
+	gs.rank_node = NULL;
+	gs.on = gs.started = gs.stopping = gs.helper = 0;
+	gs.helper_end_ms = 0;
+}
