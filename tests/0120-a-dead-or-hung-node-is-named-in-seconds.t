@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A node that dies or hangs is the failure's first cause, named in seconds,
-# and the step ends without waiting for slurmctld (whose SlurmdTimeout, 120 s
-# here, 300 s by default, is what srun waited for before). Faults go only
+# and the step ends without waiting for slurmctld (whose SlurmdTimeout, 300 s
+# here as by default, is what srun waited for before). Faults go only
 # into what this test started: its own slurmd -N (its pid file), the step's
 # slurmstepd there (the parent of the node's rank) and the rank (found by
 # the node's name in its environment).
@@ -14,7 +14,8 @@
 #     srun names the dead node, not the healthy one whose rank failed
 #     first, and exits within 15 s;
 #   - under salloc --no-kill with one spare node, rdzv-retry excludes the
-#     dead node and training resumes on the others within 30 s.
+#     node of a rank whose process was killed, and training resumes on the
+#     others within 10 s; the dead node, within 30 s.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require torch
@@ -87,9 +88,31 @@ like "$out" "a consequence\\)" "... and the healthy node's failed rank as its co
 ok "$([ "$t" -lt 15000 ] && echo 0 || echo 1)" "srun ends $t ms after the node's death (at most 15 s; slurmctld would take SlurmdTimeout)"
 diag "$(grep '^rdzv:' "$d/out" | head -n 3)"
 
-# 3. rdzv-retry under salloc --no-kill, one spare node: resumes without it.
+# 3. rdzv-retry under salloc --no-kill, one spare node, a rank's process
+# killed (SIGKILL, its node alive): resumes without its node within 10 s.
 e2e_stop
 e2e_start RDZV_NODES=4
+d=$work/process; mkdir -m 755 "$d"
+salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
+salloc_pid=$!
+wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train"
+read -r node pid < "$d/started.1"
+kill -KILL "$pid"
+t0=$EPOCHREALTIME
+trained() { [ "$(grep -c 'trained sum=6 of 6' "$d/out")" -ge 3 ]; }
+wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
+t=$(ms_since "$t0")
+ok "$([ "$t" -lt 10000 ] && echo 0 || echo 1)" "training resumed $t ms after rank 1's process died on $node (at most 10 s)"
+wait "$salloc_pid"; rc=$?
+out=$(cat "$d/out")
+is "$rc" 0 "rdzv-retry exits 0"
+[ "$rc" = 0 ] || diag "$(grep -E '^(rdzv|srun|salloc)' "$d/out" | tail -n 12)"
+like "$out" "rdzv-retry: excluding $node \\(a signal it did not raise itself\\): rank 1 \\(node $node\\) was killed by signal 9" \
+	"rdzv-retry excluded the node of the killed process, saying why"
+diag "$(grep -E '^rdzv' "$d/out" | head -n 6)"
+
+# 4. The same, the node dead (its slurmd, slurmstepd and rank killed):
+# resumes without it within 30 s.
 d=$work/retry; mkdir -m 755 "$d"
 salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
 salloc_pid=$!
@@ -97,7 +120,6 @@ wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train
 read -r node sd st rk <<< "$(node_procs "$d" 1)"
 kill -KILL $sd $st $rk
 t0=$EPOCHREALTIME
-trained() { [ "$(grep -c 'trained sum=6 of 6' "$d/out")" -ge 3 ]; }
 wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
 t=$(ms_since "$t0")
 ok "$([ "$t" -lt 30000 ] && echo 0 || echo 1)" "training resumed $t ms after $node died (at most 30 s)"

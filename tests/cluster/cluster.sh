@@ -166,7 +166,7 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=60
 MessageTimeout=20
-SlurmdTimeout=120
+SlurmdTimeout=300
 PlugStackConfig=$dir/plugstack.conf
 FirstJobId=$first_job_id
 CONF
