@@ -79,7 +79,7 @@ static const char *node_of(const struct rdzv_grace_nodes *nodes, uint32_t r)
 int rdzv_grace_verdict(const struct rdzv_grace *g, const struct rdzv_grace_nodes *nodes,
                        uint32_t grace_s, const char *why, char *out, size_t len)
 {
-	uint32_t missing = rdzv_grace_missing(g), r, listed = 0, firstm = 0;
+	uint32_t missing = rdzv_grace_missing(g), r, listed = 0, firstm;
 	const char *node;
 	size_t at = 0;
 	int rc = 0;

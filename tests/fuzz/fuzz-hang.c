@@ -78,14 +78,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* srun's count of it, and the grace's line, in any buffer. */
 			{
 				struct rdzv_grace g;
-				char out[96], big[1024];
+				char small[96], big[1024];
 				int rc;
 
 				FUZZ_ASSERT(rdzv_grace_init(&g, 20) == 0);
 				FUZZ_ASSERT(rdzv_grace_take(&g, &a) == 1);
 				FUZZ_ASSERT(rdzv_grace_missing(&g) == (a.rank < 20 ? 19u : 20u));
-				rc = rdzv_grace_verdict(&g, NULL, 30, "w", out, sizeof(out));
-				FUZZ_ASSERT(rc >= -1 && memchr(out, '\0', sizeof(out)));
+				rc = rdzv_grace_verdict(&g, NULL, 30, "w", small, sizeof(small));
+				FUZZ_ASSERT(rc >= -1 && memchr(small, '\0', sizeof(small)));
 				FUZZ_ASSERT(rdzv_grace_verdict(&g, NULL, 30, "w", big, sizeof(big)) == 0);
 				FUZZ_ASSERT(strlen(big) < sizeof(big));
 				rdzv_grace_free(&g);
