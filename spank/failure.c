@@ -165,7 +165,7 @@ void rdzv_failure_srun_start(const struct rdzv_srun_step *s)
 		rdzv_listener_close(&fl.reports);
 }
 
-void rdzv_failure_srun_stop(const char *verdict, int timed_out)
+void rdzv_failure_srun_stop(const char *verdict, int timed_out, int said)
 {
 	char buf[RDZV_FAILURE_DGRAM_MAX], line[RDZV_FAILURE_DGRAM_MAX + 128];
 	const struct rdzv_channel_addr *a = &fl.reports.addr;
@@ -174,7 +174,7 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out)
 	ssize_t n;
 
 	if (fl.reports.sock < 0) {
-		if (verdict)
+		if (verdict && !said)
 			fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 		return;
 	}
@@ -189,6 +189,8 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out)
 		break;
 	}
 	rdzv_listener_close(&fl.reports); /* the thread joined: first is final */
+	if (said) /* the step's grace ended it, and said why */
+		return;
 	if (fl.have_first) {
 		f = fl.first;
 		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {

@@ -11,9 +11,10 @@
  *     that is still asking the ranks where they are, which ends by
  *     itself). The step still running then: srun names the ranks that
  *     never reported (those that never joined the collective the others
- *     gave up on), signals the step through slurmctld (SIGKILL: ranks
- *     blocked in their cleanup end), completes a job it made itself, and
- *     exits 1.
+ *     gave up on) and signals the step through slurmctld: SIGTERM, and
+ *     SIGKILL 3 s later unless every task ended (srun then ends as usual,
+ *     its failure line left out); a job srun made itself is completed, and
+ *     srun exits 1.
  *   srun, exit: the thread stopped. */
 #include "config.h"
 #include "plugin.h"
@@ -23,6 +24,7 @@
 #include "util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +33,14 @@
 
 /* After an rdzv-hang run the ranks it answered need a moment to exit. */
 #define AFTER_HELPER_MS 5000
+/* SIGTERM first (torchrun's agent then ends its workers, which Slurm's
+ * proctrack/pgid cannot reach), SIGKILL this much later. */
+#define TERM_WAIT_MS 3000
 
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int on, started, stopping, helper;
+	int on, started, stopping, helper, said, launcher;
 	uint32_t job, step, secs;
 	char why[96];
 	struct rdzv_grace g;
@@ -68,7 +73,7 @@ static void timed_wait(int64_t until_ms)
 static void *waiter(void *arg)
 {
 	char verdict[1024];
-	struct rdzv_grace_nodes nodes = { gs.rank_node, gs.node_names, gs.ntasks, gs.nnodes };
+	struct rdzv_grace_nodes nodes = { gs.rank_node, gs.node_names, gs.ntasks, gs.nnodes, 1 };
 	int64_t end;
 
 	(void)arg;
@@ -85,13 +90,27 @@ static void *waiter(void *arg)
 		pthread_mutex_unlock(&gs.mu);
 		return NULL;
 	}
+	/* torchrun's workers: ranks per task, when the world divides. */
+	if (gs.launcher)
+		nodes.per_task = gs.ntasks && gs.g.ntasks % gs.ntasks == 0 ? gs.g.ntasks / gs.ntasks : 0;
 	(void)rdzv_grace_verdict(&gs.g, &nodes, gs.secs, gs.why, verdict, sizeof(verdict));
-	pthread_mutex_unlock(&gs.mu);
+	gs.said = 1;
 	fprintf(stderr, RDZV_TAG ": %s\n", verdict);
 	fflush(stderr);
-	/* No task ends by itself: slurmctld signals them all; srun, which
-	 * would wait for them, exits now. */
-	(void)rdzv_slurm_kill_step(gs.job, gs.step);
+	/* No task ends by itself: slurmctld signals them all, SIGTERM first.
+	 * When they end, srun does (its exit joins this thread, and says no
+	 * more: said); else SIGKILL, and srun, which would wait for them,
+	 * exits now. */
+	(void)rdzv_slurm_kill_step(gs.job, gs.step, SIGTERM);
+	end = rdzv_now_ms() + TERM_WAIT_MS;
+	while (!gs.stopping && rdzv_now_ms() < end)
+		timed_wait(end);
+	if (gs.stopping) {
+		pthread_mutex_unlock(&gs.mu);
+		return NULL;
+	}
+	pthread_mutex_unlock(&gs.mu);
+	(void)rdzv_slurm_kill_step(gs.job, gs.step, SIGKILL);
 	if (rdzv.srun_allocates)
 		(void)rdzv_slurm_complete_job(gs.job);
 	_exit(1);
@@ -120,12 +139,14 @@ void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layo
 				        "its workers itself\n");
 			return;
 		}
-	} else if (s->has_counts) {
-		ntasks = s->ntasks; /* one task per rank: the ranks are the tasks */
+		/* The workers' world comes with their reports (FAIL's WORLD). */
+		gs.launcher = 1;
+	} else if (s->mode && s->mode->fill && s->has_counts) {
+		ntasks = s->ntasks; /* the plugin's RANK is the task's: the ranks are the tasks */
 	}
 	if (rdzv_grace_init(&gs.g, ntasks) < 0)
 		return;
-	if (ntasks && lay && lay->rank_node && lay->node_names && lay->ntasks == ntasks) {
+	if (lay && lay->rank_node && lay->node_names && s->has_counts && lay->ntasks == s->ntasks) {
 		gs.rank_node = lay->rank_node;
 		gs.node_names = lay->node_names;
 		gs.ntasks = lay->ntasks;
@@ -143,7 +164,7 @@ void rdzv_grace_srun_report(const struct rdzv_hang_ask *a)
 	if (!gs.on)
 		return;
 	pthread_mutex_lock(&gs.mu);
-	if (rdzv_grace_take(&gs.g, a) && !gs.started && !gs.stopping) {
+	if (rdzv_grace_take(&gs.g, a) == 1 && !gs.started && !gs.stopping) {
 		gs.at_ms = rdzv_now_ms();
 		if (pthread_create(&gs.th, NULL, waiter, NULL) == 0)
 			gs.started = 1;
@@ -163,13 +184,13 @@ void rdzv_grace_srun_helper(int running)
 	pthread_mutex_unlock(&gs.mu);
 }
 
-void rdzv_grace_srun_stop(void)
+int rdzv_grace_srun_stop(void)
 {
 	uint32_t i;
-	int started;
+	int started, said;
 
 	if (!gs.on)
-		return;
+		return 0;
 	pthread_mutex_lock(&gs.mu);
 	gs.stopping = 1;
 	started = gs.started;
@@ -185,6 +206,8 @@ void rdzv_grace_srun_stop(void)
 	free(gs.rank_node);
 	gs.node_names = NULL;
 	gs.rank_node = NULL;
-	gs.on = gs.started = gs.stopping = gs.helper = 0;
+	said = gs.said;
+	gs.on = gs.started = gs.stopping = gs.helper = gs.said = gs.launcher = 0;
 	gs.helper_end_ms = 0;
+	return said;
 }

@@ -99,7 +99,7 @@ static void *checker(void *arg)
 	/* The living nodes end their tasks; srun, which would wait for the
 	 * silent nodes' tasks until slurmctld gives them up (SlurmdTimeout),
 	 * exits now. */
-	(void)rdzv_slurm_kill_step(ls.l->addr.job, ls.l->addr.step);
+	(void)rdzv_slurm_kill_step(ls.l->addr.job, ls.l->addr.step, SIGKILL);
 	if (rdzv.srun_allocates)
 		(void)rdzv_slurm_complete_job(ls.l->addr.job);
 	free(ids);

@@ -96,7 +96,8 @@ struct rdzv_srun_step {
 void rdzv_failure_srun_init(int argc, char **argv); /* srun, slurm_spank_init */
 void rdzv_failure_srun_start(const struct rdzv_srun_step *s); /* srun, after options */
 /* srun, at exit: the first report, with rdzv-hang's verdict (or NULL). */
-void rdzv_failure_srun_stop(const char *hang_verdict, int timed_out);
+/* said: grace.c has said the step's verdict already: no line. */
+void rdzv_failure_srun_stop(const char *hang_verdict, int timed_out, int said);
 void rdzv_failure_user_init(spank_t sp);            /* slurmstepd, after remote.c's */
 void rdzv_failure_task_exit(spank_t sp);            /* slurmstepd, each task's exit */
 void rdzv_failure_task_post_fork(spank_t sp);       /* slurmstepd, torchrun's watcher */
@@ -143,7 +144,7 @@ struct rdzv_hang_ask;
 void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layout *lay);
 void rdzv_grace_srun_report(const struct rdzv_hang_ask *a); /* a rank's FAIL or ASK */
 void rdzv_grace_srun_helper(int running);                  /* rdzv-hang runs, or ended */
-void rdzv_grace_srun_stop(void);
+int rdzv_grace_srun_stop(void); /* 1: the grace's verdict was said */
 
 /* domains.c: nvlink_domain=nvml across nodes. srun: listen for
  * the nodes' domains and answer with the verdict on Megatron's groups

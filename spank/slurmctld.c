@@ -264,7 +264,7 @@ int rdzv_slurm_complete_job(uint32_t job)
 #endif
 }
 
-int rdzv_slurm_kill_step(uint32_t job, uint32_t step)
+int rdzv_slurm_kill_step(uint32_t job, uint32_t step, int sig)
 {
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(21, 8, 0)
 	/* The same call from 22.05 to 26.05 (slurm_kill_job_step changed its
@@ -276,10 +276,11 @@ int rdzv_slurm_kill_step(uint32_t job, uint32_t step)
 	if (!kill2)
 		return -1;
 	snprintf(id, sizeof(id), "%u.%u", job, step);
-	return kill2(id, SIGKILL, 0, NULL) == 0 ? 0 : -1;
+	return kill2(id, (uint16_t)sig, 0, NULL) == 0 ? 0 : -1;
 #else
 	(void)job;
 	(void)step;
+	(void)sig;
 	return -1;
 #endif
 }

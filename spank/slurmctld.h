@@ -41,8 +41,9 @@ int rdzv_slurm_topo_blocks(const char *partition, int verbose, char **text, char
 
 /* Completes job (srun made it for a step that was refused). 0 or -1. */
 int rdzv_slurm_complete_job(uint32_t job);
-/* srun, after its liveness check named a silent node: SIGKILL to the step
- * through slurmctld (the living nodes end their tasks). 0 or -1. */
-int rdzv_slurm_kill_step(uint32_t job, uint32_t step);
+/* srun, after its liveness check named a silent node (SIGKILL), or a
+ * collective's grace ended (SIGTERM, then SIGKILL): sig to the step through
+ * slurmctld (the living nodes signal their tasks). 0 or -1. */
+int rdzv_slurm_kill_step(uint32_t job, uint32_t step, int sig);
 
 #endif

@@ -594,13 +594,13 @@ channels:
 /* srun, exit: local_user_init's work undone in reverse. */
 void rdzv_srun_exit(void)
 {
-	int timed_out = 0;
+	int timed_out = 0, said;
 	const char *verdict;
 
-	rdzv_grace_srun_stop();
+	said = rdzv_grace_srun_stop();
 	verdict = rdzv_hang_srun_stop(&timed_out);
 
-	rdzv_failure_srun_stop(verdict, timed_out); /* the verdict joins the failure line */
+	rdzv_failure_srun_stop(verdict, timed_out, said); /* the verdict joins the failure line */
 	rdzv_domains_srun_stop();
 	free(cmd.argv);
 	free(cmd.buf);

@@ -14,6 +14,8 @@
 #     plus the grace (a few seconds' slack), not before the grace, naming
 #     rank 3 and its node; the step and every rank are gone;
 #   - the site's collective_grace=4s (plugstack.conf) without the option;
+#   - under --rdzv=torchrun, real torchrun's workers: the same, the worker
+#     named on its node;
 #   - --rdzv-collective-grace=off: the step goes on past the site's grace
 #     (a program that recovers by itself), until the test cancels it;
 #   - a wrong value is refused by srun, naming the valid ones.
@@ -52,14 +54,14 @@ gone() { # gone DIR: no rank of the step is left
 }
 no_step() { ! squeue -h -s -o '%i' 2>/dev/null | grep -Fxq "$1"; }
 
-# wedged NAME GRACE_S WHY SRUN-ARGS...: the wedged step to its end; checks
-# the time, the line, and that nothing of the step is left.
+# wedged NAME GRACE_S WHY SRUN-ARGS-AND-PROGRAM...: the wedged step (2
+# nodes, 4 ranks, rank 3 stalled) to its end; checks the time, the line,
+# and that nothing of the step is left.
 wedged() {
 	local name=$1 grace=$2 why=$3 d=$work/$1 t0 t rc node js out
 	shift 3
 	mkdir -m 777 "$d"
-	srun -N2 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=5 "$@" \
-		$PY "$prog" "$d" 3 >"$d/out" 2>&1 &
+	srun -N2 --rdzv-collective-timeout=5 "$@" "$prog" "$d" 3 >"$d/out" 2>&1 &
 	srun_pid=$!
 	wait_for 120 arrived "$d"; ok $? "$name: 4 ranks on 2 nodes arrive; rank 3 will not join the all_reduce"
 	t0=$EPOCHREALTIME
@@ -81,11 +83,18 @@ wedged() {
 }
 
 # 1. The user's grace.
-wedged user 6 "--rdzv-collective-grace=6s" --rdzv-collective-grace=6s
+wedged user 6 "--rdzv-collective-grace=6s" --ntasks-per-node=2 --rdzv=torch \
+	--rdzv-collective-grace=6s $PY
 # 2. The site's.
-wedged site 4 "collective_grace=4s in plugstack.conf"
+wedged site 4 "collective_grace=4s in plugstack.conf" --ntasks-per-node=2 --rdzv=torch $PY
+# 3. Real torchrun's workers, 2 a node: the ranks are the workers', their
+# world comes with their reports, a worker's node is its agent's; SIGTERM
+# lets each agent end its workers (in a session of their own under 2.x,
+# where Slurm's signal to the task's process group does not reach).
+wedged torchrun 5 "--rdzv-collective-grace=5s" --ntasks-per-node=1 --rdzv=torchrun \
+	--rdzv-collective-grace=5s $TORCHRUN --nproc_per_node=2
 
-# 3. off: the step goes on past the site's grace, until cancelled.
+# 4. off: the step goes on past the site's grace, until cancelled.
 d=$work/off; mkdir -m 777 "$d"
 srun -N2 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=5 --rdzv-collective-grace=off \
 	$PY "$prog" "$d" 3 >"$d/out" 2>&1 &
@@ -104,7 +113,7 @@ wait "$srun_pid"
 srun_pid=
 wait_for 10 gone "$d"; ok $? "off: the test's scancel ended it"
 
-# 4. A wrong value, refused by srun before anything runs.
+# 5. A wrong value, refused by srun before anything runs.
 run_to 60 srun -N1 --rdzv-collective-grace=soon true
 ok "$(not0 "$rc")" "--rdzv-collective-grace=soon: srun refuses (exit $rc)"
 like "$out" "--rdzv-collective-grace=soon: valid values are a duration of 1s to 7 days \\(N, Ns, Nm, Nh\\), off or default \\(30s\\)" \

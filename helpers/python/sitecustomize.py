@@ -286,8 +286,16 @@ def _rdzv_on_collective(js, port, nonce, host, me):
             rank = os.environ.get("RANK", os.environ.get("SLURM_PROCID", "0"))
             node = os.environ.get("SLURMD_NODENAME", socket.gethostname().split(".")[0])
             what = (str(v).splitlines() or [""])[0][:200]
-            msg = ("RDZVH1 FAIL %s %s %s %s\n%s: %s" % (js, nonce, rank, node, type(v).__name__, what)).encode(
-                "ascii", "replace")
+            world = os.environ.get("WORLD_SIZE", "")
+            if not world.isdigit():
+                try:
+                    import torch.distributed as dist
+
+                    world = str(dist.get_world_size())
+                except Exception:
+                    world = "0"  # not known
+            msg = ("RDZVH1 FAIL %s %s %s %s %s\n%s: %s" % (js, nonce, rank, node, world, type(v).__name__,
+                                                          what)).encode("ascii", "replace")
             ai = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM)[0]
             s = socket.socket(ai[0], socket.SOCK_DGRAM)
             try:

@@ -31,6 +31,12 @@ int rdzv_grace_take(struct rdzv_grace *g, const struct rdzv_hang_ask *a)
 {
 	int first = g->reports == 0;
 
+	if (!g->ntasks && a->world && a->world <= RDZV_GRACE_WORLD_MAX) {
+		if (!(g->seen = calloc((size_t)a->world / 8 + 1, 1)))
+			return -1;
+		g->ntasks = a->world;
+	}
+
 	if (first)
 		g->first = *a;
 	if (g->reports < UINT32_MAX)
@@ -68,10 +74,14 @@ static int put(char *out, size_t len, size_t *at, const char *fmt, ...)
 
 static const char *node_of(const struct rdzv_grace_nodes *nodes, uint32_t r)
 {
-	if (!nodes || !nodes->rank_node || !nodes->node_names || r >= nodes->ntasks
-	    || nodes->rank_node[r] >= nodes->nnodes)
+	uint32_t t;
+
+	if (!nodes || !nodes->rank_node || !nodes->node_names || !nodes->per_task)
 		return NULL;
-	return nodes->node_names[nodes->rank_node[r]];
+	t = r / nodes->per_task;
+	if (t >= nodes->ntasks || nodes->rank_node[t] >= nodes->nnodes)
+		return NULL;
+	return nodes->node_names[nodes->rank_node[t]];
 }
 
 #define LISTED_MAX 8

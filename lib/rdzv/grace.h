@@ -29,11 +29,15 @@ struct rdzv_grace {
 	struct rdzv_hang_ask first;
 };
 
-/* 0, or -1 (no memory). ntasks 0: nothing can be named but the first. */
+/* 0, or -1 (no memory). ntasks 0: the ranks are not srun's tasks (torchrun's
+ * workers): the first FAIL that carries its world (1 to RDZV_GRACE_WORLD_MAX)
+ * sets them; until then nothing can be named but the first report. */
+#define RDZV_GRACE_WORLD_MAX (1u << 24)
 int rdzv_grace_init(struct rdzv_grace *g, uint32_t ntasks);
 void rdzv_grace_free(struct rdzv_grace *g);
 
-/* One rank's report (FAIL or ASK). Returns 1 when it is the step's first,
+/* One rank's report (FAIL or ASK). -1 only when the world a FAIL carries
+ * cannot be held (no memory); otherwise 1 when it is the step's first,
  * 0 otherwise; a rank outside [0, ntasks) counts as a report but names
  * nobody. */
 int rdzv_grace_take(struct rdzv_grace *g, const struct rdzv_hang_ask *a);
@@ -47,6 +51,7 @@ struct rdzv_grace_nodes {
 	const uint32_t *rank_node;
 	char *const *node_names;
 	uint32_t ntasks, nnodes;
+	uint32_t per_task; /* ranks per task: 1, or torchrun's workers per node (0: none known) */
 };
 
 /* The line srun prints when the grace ends, without "rdzv: " and without a

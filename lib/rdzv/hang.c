@@ -417,6 +417,13 @@ int rdzv_hang_ask_decode(const char *buf, size_t n, struct rdzv_hang_ask *a)
 		return -1;
 	memcpy(a->node, f, fl);
 	a->node[fl] = '\0';
+	/* FAIL: WORLD (0: not known) */
+	if (a->notice) {
+		if (p >= end || *p++ != ' ' || field(&p, end, &f, &fl) < 0
+		    || rdzv_parse_u64n(f, fl, 0, UINT32_MAX, &v) < 0)
+			return -1;
+		a->world = (uint32_t)v;
+	}
 	if (p == end)
 		return 0;
 	if (*p++ != '\n')

@@ -95,7 +95,7 @@ int rdzv_hang_sigcgt(const char *status, size_t len, int sig);
  *   "RDZVH1 DONE JOB.STEP NONCE".
  * A rank whose torch.distributed call raised also says so at once, before
  * its program's own handlers run (a finally block may never end):
- *   "RDZVH1 FAIL JOB.STEP NONCE RANK NODE\nWHAT"
+ *   "RDZVH1 FAIL JOB.STEP NONCE RANK NODE WORLD\nWHAT"
  * and waits for nothing: srun counts it for the step's grace (grace.h). */
 #define RDZV_HANG_ASK_VAR "RDZV_HANG_ASK"
 #define RDZV_HANG_WHAT_MAX 256
@@ -105,6 +105,7 @@ struct rdzv_hang_ask {
 	uint32_t job_id, step_id, rank;
 	uint64_t nonce;
 	int notice;    /* FAIL: told, not asking (no answer awaited) */
+	uint32_t world; /* FAIL: the rank's world size, 0 not known (and for an ASK) */
 	char node[64];
 	char what[RDZV_HANG_WHAT_MAX]; /* printable ASCII, maybe cut */
 };

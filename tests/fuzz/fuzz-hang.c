@@ -89,6 +89,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_ASSERT(rdzv_grace_verdict(&g, NULL, 30, "w", big, sizeof(big)) == 0);
 				FUZZ_ASSERT(strlen(big) < sizeof(big));
 				rdzv_grace_free(&g);
+				/* The ranks from the report's world (torchrun's workers). */
+				FUZZ_ASSERT(rdzv_grace_init(&g, 0) == 0);
+				rc = rdzv_grace_take(&g, &a);
+				FUZZ_ASSERT(rc == 1 || rc == -1);
+				FUZZ_ASSERT(g.ntasks == 0 || g.ntasks == a.world);
+				if (rc == 1)
+					FUZZ_ASSERT(rdzv_grace_verdict(&g, NULL, 30, "w", big, sizeof(big)) == 0);
+				rdzv_grace_free(&g);
 			}
 		}
 	}

@@ -27,18 +27,23 @@ static int decode(const char *s, struct rdzv_hang_ask *a)
 static void test_wire(void)
 {
 	static const char *const bad[] = {
-		"RDZVH1 FAIL", "RDZVH1 FAIL ", "RDZVH1 FAILS 7.0 ff 1 n1", "RDZVH1 FAIL 7 ff 1 n1",
-		"RDZVH1 FAIL 7.0 ff n1", "RDZVH1 FAIL 7.0 ff 1", "RDZVH1 FAIL 7.0 ff 1 n1 x",
-		"RDZVH1 FAIL 7.0 zz 1 n1", "RDZVH1 FAIL 7.0 ff -1 n1", "RDZVH1 FAIL 7.0 ff 1 n/1",
-		"RDZVH1 fail 7.0 ff 1 n1", "RDZVH2 FAIL 7.0 ff 1 n1", NULL
+		"RDZVH1 FAIL", "RDZVH1 FAIL ", "RDZVH1 FAILS 7.0 ff 1 n1 4", "RDZVH1 FAIL 7 ff 1 n1 4",
+		"RDZVH1 FAIL 7.0 ff n1 4", "RDZVH1 FAIL 7.0 ff 1 4", "RDZVH1 FAIL 7.0 ff 1 n1",
+		"RDZVH1 FAIL 7.0 ff 1 n1 x", "RDZVH1 FAIL 7.0 ff 1 n1 4 5", "RDZVH1 FAIL 7.0 ff 1 n1 -4",
+		"RDZVH1 FAIL 7.0 ff 1 n1 4294967296", "RDZVH1 FAIL 7.0 ff 1 n1 4\r",
+		"RDZVH1 FAIL 7.0 zz 1 n1 4", "RDZVH1 FAIL 7.0 ff -1 n1 4", "RDZVH1 FAIL 7.0 ff 1 n/1 4",
+		"RDZVH1 fail 7.0 ff 1 n1 4", "RDZVH2 FAIL 7.0 ff 1 n1 4", "RDZVH1 ASK 7.0 ff 1 n1 4", NULL
 	};
 	struct rdzv_hang_ask a;
 	int i, refused = 0;
 
-	ok(decode("RDZVH1 FAIL 7.0 ff 3 n2\nRuntimeError: Timed out waiting", &a) == 0
+	ok(decode("RDZVH1 FAIL 7.0 ff 3 n2 4\nRuntimeError: Timed out waiting", &a) == 0
 	   && a.notice == 1 && a.job_id == 7 && a.step_id == 0 && a.nonce == 0xff && a.rank == 3
-	   && strcmp(a.node, "n2") == 0 && strcmp(a.what, "RuntimeError: Timed out waiting") == 0,
-	   "a FAIL notice decodes: job, step, nonce, rank, node, what; it awaits no answer");
+	   && strcmp(a.node, "n2") == 0 && a.world == 4
+	   && strcmp(a.what, "RuntimeError: Timed out waiting") == 0,
+	   "a FAIL notice decodes: job, step, nonce, rank, node, world, what; it awaits no answer");
+	ok(decode("RDZVH1 FAIL 7.0 ff 3 n2 0", &a) == 0 && a.world == 0 && a.what[0] == '\0',
+	   "a FAIL of a world not known (0), without a what");
 	ok(decode("RDZVH1 ASK 7.0 ff 3 n2\nx", &a) == 0 && a.notice == 0,
 	   "an ASK is not a notice: its rank waits for srun's answer");
 	for (i = 0; bad[i]; i++)
@@ -64,7 +69,7 @@ static void test_one_never_joined(void)
 	struct rdzv_hang_ask a;
 	uint32_t rank_node[4] = { 0, 0, 1, 1 };
 	char n1[] = "n1", n2[] = "n2", *names[2] = { n1, n2 };
-	struct rdzv_grace_nodes nodes = { rank_node, names, 4, 2 };
+	struct rdzv_grace_nodes nodes = { rank_node, names, 4, 2, 1 };
 	char out[1024];
 
 	ok(rdzv_grace_init(&g, 4) == 0, "a grace for 4 ranks");
@@ -128,8 +133,46 @@ static void test_many(void)
 	ok(rdzv_grace_verdict(&g, NULL, 5, "w", out, sizeof(out)) == 0
 	   && strcmp(out, "a collective failed (first rank 3 (node n2)); the step was stopped 5 s "
 	             "after that, still running (w)") == 0,
-	   "ranks not known (torchrun's workers): the first report only");
+	   "ranks not known, no world in the report: the first report only");
 	diag("%s", out);
+	rdzv_grace_free(&g);
+}
+
+/* torchrun: srun's tasks are the nodes' agents; the workers' world comes
+ * with their FAIL, and a worker's node is its agent's (ranks per task). */
+static void test_workers(void)
+{
+	struct rdzv_grace g;
+	struct rdzv_hang_ask a;
+	uint32_t rank_node[2] = { 1, 0 }; /* task 0 on n2, task 1 on n1 */
+	char n1[] = "n1", n2[] = "n2", *names[2] = { n1, n2 };
+	struct rdzv_grace_nodes nodes = { rank_node, names, 2, 2, 2 };
+	char out[1024];
+
+	rdzv_grace_init(&g, 0);
+	a = report(1, "n2", "RuntimeError: Timed out");
+	a.world = 4;
+	is_int(rdzv_grace_take(&g, &a), 1, "a worker's FAIL with its world (4) is the first report");
+	is_int((int)g.ntasks, 4, "... and sets the ranks: 4");
+	a = report(0, "n2", "x");
+	a.world = 8; /* another world later: the first one stays */
+	rdzv_grace_take(&g, &a);
+	a = report(2, "n1", "x");
+	rdzv_grace_take(&g, &a);
+	is_int((int)g.ntasks, 4, "a later world changes nothing");
+	ok(rdzv_grace_verdict(&g, &nodes, 5, "w", out, sizeof(out)) == 0
+	   && starts(out, "rank 3 (node n1) never joined the collective the other ranks left (first rank 1 (node n2)"),
+	   "worker rank 3 is named, on task 1's node (2 workers a node)");
+	diag("%s", out);
+	nodes.per_task = 0;
+	ok(rdzv_grace_verdict(&g, &nodes, 5, "w", out, sizeof(out)) == 0
+	   && starts(out, "rank 3 never joined"), "workers per node not known: no node");
+	rdzv_grace_free(&g);
+	rdzv_grace_init(&g, 0);
+	a = report(0, "n1", "x");
+	a.world = RDZV_GRACE_WORLD_MAX + 1;
+	rdzv_grace_take(&g, &a);
+	is_int((int)g.ntasks, 0, "a world past RDZV_GRACE_WORLD_MAX is not held");
 	rdzv_grace_free(&g);
 }
 
@@ -138,5 +181,6 @@ int main(void)
 	test_wire();
 	test_one_never_joined();
 	test_many();
+	test_workers();
 	return done_testing();
 }
