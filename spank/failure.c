@@ -92,6 +92,16 @@ int rdzv_failure_srun_first(struct rdzv_failure *f)
 	return have;
 }
 
+int rdzv_failure_srun_stopping(void)
+{
+	int have;
+
+	pthread_mutex_lock(&fl.mu);
+	have = fl.have_first && fl.stops;
+	pthread_mutex_unlock(&fl.mu);
+	return have;
+}
+
 static const struct rdzv_listener_ops report_ops = { RDZV_FAILURE_DGRAM_MAX, on_report, NULL };
 
 void rdzv_failure_srun_init(int ac, char **av)

@@ -12,9 +12,13 @@
  *     itself). The step still running then: srun names the ranks that
  *     never reported (those that never joined the collective the others
  *     gave up on) and signals the step through slurmctld: SIGTERM, and
- *     SIGKILL 3 s later unless every task ended (srun then ends as usual,
- *     its failure line left out); a job srun made itself is completed, and
- *     srun exits 1.
+ *     SIGKILL 3 s later (35 s under torchrun, whose agent gives its workers
+ *     30 s) unless every task ended (srun then ends as usual, its failure
+ *     line left out); after SIGKILL a job srun made itself is completed,
+ *     and srun exits 1. A rank's bad exit under kill-on-bad-exit: Slurm is
+ *     ending the step already; the grace stands down.
+ *   srun, exit: first quiesced (no report starts anything while hang.c's
+ *     listener closes), then the thread joined.
  *   srun, exit: the thread stopped. */
 #include "config.h"
 #include "plugin.h"
@@ -34,8 +38,10 @@
 /* After an rdzv-hang run the ranks it answered need a moment to exit. */
 #define AFTER_HELPER_MS 5000
 /* SIGTERM first (torchrun's agent then ends its workers, which Slurm's
- * proctrack/pgid cannot reach), SIGKILL this much later. */
+ * proctrack/pgid cannot reach), SIGKILL this much later: torchrun's agent
+ * gives its workers 30 s after its own SIGTERM. */
 #define TERM_WAIT_MS 3000
+#define TERM_WAIT_AGENT_MS 35000
 
 static struct {
 	pthread_mutex_t mu;
@@ -86,7 +92,9 @@ static void *waiter(void *arg)
 			break;
 		timed_wait(gs.helper ? rdzv_now_ms() + 1000 : end);
 	}
-	if (gs.stopping) {
+	/* A rank's bad exit under kill-on-bad-exit: Slurm is ending the step
+	 * already, and srun's exit names that failure. */
+	if (gs.stopping || rdzv_failure_srun_stopping()) {
 		pthread_mutex_unlock(&gs.mu);
 		return NULL;
 	}
@@ -101,8 +109,10 @@ static void *waiter(void *arg)
 	 * When they end, srun does (its exit joins this thread, and says no
 	 * more: said); else SIGKILL, and srun, which would wait for them,
 	 * exits now. */
+	pthread_mutex_unlock(&gs.mu); /* slurmctld may take its time */
 	(void)rdzv_slurm_kill_step(gs.job, gs.step, SIGTERM);
-	end = rdzv_now_ms() + TERM_WAIT_MS;
+	pthread_mutex_lock(&gs.mu);
+	end = rdzv_now_ms() + (gs.launcher ? TERM_WAIT_AGENT_MS : TERM_WAIT_MS);
 	while (!gs.stopping && rdzv_now_ms() < end)
 		timed_wait(end);
 	if (gs.stopping) {
@@ -156,15 +166,16 @@ void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layo
 	}
 	gs.job = s->job;
 	gs.step = s->step;
+	pthread_mutex_lock(&gs.mu);
+	gs.stopping = 0;
 	gs.on = 1;
+	pthread_mutex_unlock(&gs.mu);
 }
 
 void rdzv_grace_srun_report(const struct rdzv_hang_ask *a)
 {
-	if (!gs.on)
-		return;
 	pthread_mutex_lock(&gs.mu);
-	if (rdzv_grace_take(&gs.g, a) == 1 && !gs.started && !gs.stopping) {
+	if (gs.on && !gs.stopping && rdzv_grace_take(&gs.g, a) == 1 && !gs.started) {
 		gs.at_ms = rdzv_now_ms();
 		if (pthread_create(&gs.th, NULL, waiter, NULL) == 0)
 			gs.started = 1;
@@ -174,12 +185,18 @@ void rdzv_grace_srun_report(const struct rdzv_hang_ask *a)
 
 void rdzv_grace_srun_helper(int running)
 {
-	if (!gs.on)
-		return;
 	pthread_mutex_lock(&gs.mu);
 	gs.helper = running;
 	if (!running)
 		gs.helper_end_ms = rdzv_now_ms();
+	pthread_cond_broadcast(&gs.cv);
+	pthread_mutex_unlock(&gs.mu);
+}
+
+void rdzv_grace_srun_quiesce(void)
+{
+	pthread_mutex_lock(&gs.mu);
+	gs.stopping = 1;
 	pthread_cond_broadcast(&gs.cv);
 	pthread_mutex_unlock(&gs.mu);
 }
@@ -189,15 +206,13 @@ int rdzv_grace_srun_stop(void)
 	uint32_t i;
 	int started, said;
 
-	if (!gs.on)
-		return 0;
+	rdzv_grace_srun_quiesce();
 	pthread_mutex_lock(&gs.mu);
-	gs.stopping = 1;
 	started = gs.started;
-	pthread_cond_broadcast(&gs.cv);
 	pthread_mutex_unlock(&gs.mu);
 	if (started)
 		pthread_join(gs.th, NULL);
+	pthread_mutex_lock(&gs.mu);
 	rdzv_grace_free(&gs.g);
 	if (gs.node_names)
 		for (i = 0; i < gs.nnodes; i++)
@@ -209,5 +224,6 @@ int rdzv_grace_srun_stop(void)
 	said = gs.said;
 	gs.on = gs.started = gs.stopping = gs.helper = gs.said = gs.launcher = 0;
 	gs.helper_end_ms = 0;
+	pthread_mutex_unlock(&gs.mu);
 	return said;
 }

@@ -123,6 +123,9 @@ void rdzv_live_node_stop(void);
 /* failure.c, srun: the first failure report that arrived (1, into *f),
  * or 0: liveness.c names it as a silent node's consequence. */
 int rdzv_failure_srun_first(struct rdzv_failure *f);
+/* failure.c, srun: a rank's bad exit came and kill-on-bad-exit stops the
+ * step (grace.c stands down). */
+int rdzv_failure_srun_stopping(void);
 
 /* hang.c: --rdzv-debug=hang. */
 int rdzv_hang_armed(void);
@@ -144,7 +147,8 @@ struct rdzv_hang_ask;
 void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layout *lay);
 void rdzv_grace_srun_report(const struct rdzv_hang_ask *a); /* a rank's FAIL or ASK */
 void rdzv_grace_srun_helper(int running);                  /* rdzv-hang runs, or ended */
-int rdzv_grace_srun_stop(void); /* 1: the grace's verdict was said */
+void rdzv_grace_srun_quiesce(void); /* srun's exit: reports start nothing more */
+int rdzv_grace_srun_stop(void);     /* 1: the grace's verdict was said */
 
 /* domains.c: nvlink_domain=nvml across nodes. srun: listen for
  * the nodes' domains and answer with the verdict on Megatron's groups

@@ -597,8 +597,9 @@ void rdzv_srun_exit(void)
 	int timed_out = 0, said;
 	const char *verdict;
 
-	said = rdzv_grace_srun_stop();
+	rdzv_grace_srun_quiesce(); /* before the listener closes (a running rdzv-hang is stopped) */
 	verdict = rdzv_hang_srun_stop(&timed_out);
+	said = rdzv_grace_srun_stop();
 
 	rdzv_failure_srun_stop(verdict, timed_out, said); /* the verdict joins the failure line */
 	rdzv_domains_srun_stop();

@@ -249,10 +249,12 @@ def _rdzv_on_timeout(fd, sig):
 
 
 # The communication failures a torch.distributed call raises: its own
-# timeout, a peer gone (gloo's "Connection closed by peer", NCCL's errors),
-# not a call made wrongly (a group not initialised, a bad argument).
+# timeout, a peer gone (gloo's "Connection closed by peer", a reset
+# connection), not a call made wrongly (a group not initialised, a bad
+# argument: NCCL raises those as DistBackendError too, so only the network
+# and store errors count by their type).
 _RDZV_COMM = ("timed out", "timeout", "closed by peer", "connection reset", "connection refused",
-              "broken pipe", "nccl", "gloo", "socket", "abort", "peer")
+              "broken pipe")
 _RDZV_CALLS = ("all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_coalesced",
                "all_gather_into_tensor", "_all_gather_base", "all_gather_object", "all_to_all",
                "all_to_all_single", "barrier", "monitored_barrier", "broadcast",
@@ -309,7 +311,8 @@ def _rdzv_on_collective(js, port, nonce, host, me):
     def comm_failure(v):
         if not isinstance(v, (RuntimeError, TimeoutError, ConnectionError)):
             return False
-        if type(v).__name__.startswith("Dist") or isinstance(v, (TimeoutError, ConnectionError)):
+        if type(v).__name__ in ("DistNetworkError", "DistStoreError") or isinstance(
+                v, (TimeoutError, ConnectionError)):
             return True
         text = str(v).lower()
         return any(w in text for w in _RDZV_COMM)

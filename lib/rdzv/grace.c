@@ -27,24 +27,36 @@ static int seen(const struct rdzv_grace *g, uint32_t r)
 	return (g->seen[r / 8] >> (r % 8)) & 1;
 }
 
+static void mark(struct rdzv_grace *g, uint32_t r)
+{
+	if (r < g->ntasks && !seen(g, r)) {
+		g->seen[r / 8] |= (uint8_t)(1u << (r % 8));
+		g->nseen++;
+	}
+}
+
 int rdzv_grace_take(struct rdzv_grace *g, const struct rdzv_hang_ask *a)
 {
 	int first = g->reports == 0;
+
+	uint32_t i;
 
 	if (!g->ntasks && a->world && a->world <= RDZV_GRACE_WORLD_MAX) {
 		if (!(g->seen = calloc((size_t)a->world / 8 + 1, 1)))
 			return -1;
 		g->ntasks = a->world;
+		for (i = 0; i < g->nearly; i++) /* those that came before it */
+			mark(g, g->early[i]);
+		g->nearly = 0;
+	} else if (!g->ntasks && g->nearly < RDZV_GRACE_EARLY_MAX) {
+		g->early[g->nearly++] = a->rank;
 	}
 
 	if (first)
 		g->first = *a;
 	if (g->reports < UINT32_MAX)
 		g->reports++;
-	if (a->rank < g->ntasks && !seen(g, a->rank)) {
-		g->seen[a->rank / 8] |= (uint8_t)(1u << (a->rank % 8));
-		g->nseen++;
-	}
+	mark(g, a->rank);
 	return first;
 }
 

@@ -20,6 +20,10 @@
 
 #include "hang.h"
 
+/* Ranks kept until a report brings the world (more are lost: named later
+ * as if they never reported). */
+#define RDZV_GRACE_EARLY_MAX 64
+
 /* The ranks that reported, and the first report. */
 struct rdzv_grace {
 	uint32_t ntasks;   /* the step's ranks (0: not known, nobody named) */
@@ -27,6 +31,9 @@ struct rdzv_grace {
 	uint32_t nseen;    /* distinct ranks of [0, ntasks) that reported */
 	uint32_t reports;  /* reports taken, any rank */
 	struct rdzv_hang_ask first;
+	/* ntasks not known yet: the ranks that reported before a world came */
+	uint32_t early[RDZV_GRACE_EARLY_MAX];
+	uint32_t nearly;
 };
 
 /* 0, or -1 (no memory). ntasks 0: the ranks are not srun's tasks (torchrun's

@@ -151,9 +151,14 @@ static void test_workers(void)
 
 	rdzv_grace_init(&g, 0);
 	a = report(1, "n2", "RuntimeError: Timed out");
+	a.notice = 0; /* an ASK (the excepthook's): no world */
+	is_int(rdzv_grace_take(&g, &a), 1, "a worker's ASK without a world is the first report");
+	is_int((int)g.ntasks, 0, "... the ranks still unknown");
+	a.notice = 1;
 	a.world = 4;
-	is_int(rdzv_grace_take(&g, &a), 1, "a worker's FAIL with its world (4) is the first report");
+	is_int(rdzv_grace_take(&g, &a), 0, "its FAIL with its world (4) follows");
 	is_int((int)g.ntasks, 4, "... and sets the ranks: 4");
+	is_int((int)g.nseen, 1, "... rank 1, which asked before, is counted once");
 	a = report(0, "n2", "x");
 	a.world = 8; /* another world later: the first one stays */
 	rdzv_grace_take(&g, &a);
