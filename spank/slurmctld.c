@@ -264,23 +264,50 @@ int rdzv_slurm_complete_job(uint32_t job)
 #endif
 }
 
+/* slurm_kill_job_step, whose signature changed twice: 22.05 (job, step,
+ * signal), 24.11 (job, step, signal, flags), 26.05 (&step_id, signal,
+ * flags). The header's own declaration picks the call (_Generic); the
+ * symbol is srun's (dlsym). slurm_kill_job2("JOB.STEP") is no substitute:
+ * 22.05's slurmctld answers "Invalid job id specified" for a step. */
+typedef int kill3_f(uint32_t, uint32_t, uint16_t);
+typedef int kill4_f(uint32_t, uint32_t, uint16_t, uint16_t);
+typedef int killid_f(slurm_step_id_t *, uint16_t, uint16_t);
+
+static int kill_with3(void *sym, uint32_t job, uint32_t step, int sig)
+{
+	kill3_f *f;
+
+	memcpy(&f, &sym, sizeof(f));
+	return f(job, step, (uint16_t)sig);
+}
+
+static int kill_with4(void *sym, uint32_t job, uint32_t step, int sig)
+{
+	kill4_f *f;
+
+	memcpy(&f, &sym, sizeof(f));
+	return f(job, step, (uint16_t)sig, 0);
+}
+
+static int kill_withid(void *sym, uint32_t job, uint32_t step, int sig)
+{
+	killid_f *f;
+	slurm_step_id_t id;
+
+	memcpy(&f, &sym, sizeof(f));
+	memset(&id, 0, sizeof(id));
+	id.job_id = job;
+	id.step_id = step;
+	id.step_het_comp = NO_VAL;
+	return f(&id, (uint16_t)sig, 0);
+}
+
 int rdzv_slurm_kill_step(uint32_t job, uint32_t step, int sig)
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(21, 8, 0)
-	/* The same call from 22.05 to 26.05 (slurm_kill_job_step changed its
-	 * signature twice): "JOB.STEP" names the step. */
-	__typeof__(slurm_kill_job2) *kill2;
-	char id[32];
+	void *sym = dlsym(RTLD_DEFAULT, "slurm_kill_job_step");
 
-	*(void **)&kill2 = dlsym(RTLD_DEFAULT, "slurm_kill_job2");
-	if (!kill2)
+	if (!sym)
 		return -1;
-	snprintf(id, sizeof(id), "%u.%u", job, step);
-	return kill2(id, (uint16_t)sig, 0, NULL) == 0 ? 0 : -1;
-#else
-	(void)job;
-	(void)step;
-	(void)sig;
-	return -1;
-#endif
+	return _Generic(&slurm_kill_job_step, kill3_f *: kill_with3, kill4_f *: kill_with4,
+	                killid_f *: kill_withid)(sym, job, step, sig) == 0 ? 0 : -1;
 }
