@@ -66,13 +66,7 @@ static void timed_wait(int64_t until_ms)
 		return;
 	if (left > 1000)
 		left = 1000; /* re-checked each second: the clocks differ */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += left / 1000;
-	ts.tv_nsec += (long)(left % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	rdzv_realtime_in(&ts, (long)left);
 	pthread_cond_timedwait(&gs.cv, &gs.mu, &ts);
 }
 

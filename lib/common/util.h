@@ -68,6 +68,11 @@ int rdzv_host_name_ok(const char *s, size_t n);
 /* Milliseconds on the monotonic clock. */
 long rdzv_now_ms(void);
 
+/* *ts = CLOCK_REALTIME's now + ms (ms >= 0): pthread_cond_timedwait's
+ * deadline. */
+struct timespec;
+void rdzv_realtime_in(struct timespec *ts, long ms);
+
 /* At most cap - 1 bytes of a small file (a /proc file), NUL-terminated
  * after them; binary-safe (an environ block). Never follows a final
  * symbolic link. Returns the length, or -1. */

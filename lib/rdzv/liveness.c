@@ -262,10 +262,7 @@ static void wait_answers(struct rdzv_live *l, const struct rdzv_live_check *c, u
 {
 	struct timespec until;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += ms * 1000000L;
-	until.tv_sec += until.tv_nsec / 1000000000L;
-	until.tv_nsec %= 1000000000L;
+	rdzv_realtime_in(&until, ms);
 	while (l->answers - since < want && !*c->stopping)
 		if (pthread_cond_timedwait(c->cv, c->mu, &until) != 0)
 			break;
@@ -333,10 +330,7 @@ size_t rdzv_live_run_check(struct rdzv_live *l, const struct rdzv_live_check *c,
 		wait = (long)(next - now);
 		if (wait > wait_ms - (long)(now - start))
 			wait = wait_ms - (long)(now - start);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += wait * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
+		rdzv_realtime_in(&until, wait);
 		pthread_cond_timedwait(c->cv, c->mu, &until);
 	}
 	pthread_mutex_unlock(c->mu);
