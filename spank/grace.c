@@ -50,9 +50,7 @@ static struct {
 	uint32_t job, step, secs;
 	char why[96];
 	struct rdzv_grace g;
-	uint32_t *rank_node; /* the layout's, taken over */
-	char **node_names;
-	uint32_t ntasks, nnodes;
+	struct rdzv_srun_layout ranks; /* the layout's rank_node and node_names, taken over */
 	int64_t at_ms, helper_end_ms;
 	pthread_t th;
 } gs = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
@@ -73,7 +71,8 @@ static void timed_wait(int64_t until_ms)
 static void *waiter(void *arg)
 {
 	char verdict[1024];
-	struct rdzv_grace_nodes nodes = { gs.rank_node, gs.node_names, gs.ntasks, gs.nnodes, 1 };
+	struct rdzv_grace_nodes nodes = { gs.ranks.rank_node, gs.ranks.node_names, gs.ranks.ntasks,
+		                          gs.ranks.nnodes, 1 };
 	int64_t end;
 
 	(void)arg;
@@ -94,7 +93,8 @@ static void *waiter(void *arg)
 	}
 	/* torchrun's workers: ranks per task, when the world divides. */
 	if (gs.launcher)
-		nodes.per_task = gs.ntasks && gs.g.ntasks % gs.ntasks == 0 ? gs.g.ntasks / gs.ntasks : 0;
+		nodes.per_task = nodes.ntasks && gs.g.ntasks % nodes.ntasks == 0
+		                         ? gs.g.ntasks / nodes.ntasks : 0;
 	(void)rdzv_grace_verdict(&gs.g, &nodes, gs.secs, gs.why, verdict, sizeof(verdict));
 	gs.said = 1;
 	fprintf(stderr, RDZV_TAG ": %s\n", verdict);
@@ -151,10 +151,10 @@ void rdzv_grace_srun_start(const struct rdzv_srun_step *s, struct rdzv_srun_layo
 	if (rdzv_grace_init(&gs.g, ntasks) < 0)
 		return;
 	if (lay && lay->rank_node && lay->node_names && s->has_counts && lay->ntasks == s->ntasks) {
-		gs.rank_node = lay->rank_node;
-		gs.node_names = lay->node_names;
-		gs.ntasks = lay->ntasks;
-		gs.nnodes = lay->nnodes;
+		gs.ranks.rank_node = lay->rank_node;
+		gs.ranks.node_names = lay->node_names;
+		gs.ranks.ntasks = lay->ntasks;
+		gs.ranks.nnodes = lay->nnodes;
 		lay->rank_node = NULL;
 		lay->node_names = NULL;
 	}
@@ -197,7 +197,6 @@ void rdzv_grace_srun_quiesce(void)
 
 int rdzv_grace_srun_stop(void)
 {
-	uint32_t i;
 	int started, said;
 
 	rdzv_grace_srun_quiesce();
@@ -208,13 +207,7 @@ int rdzv_grace_srun_stop(void)
 		pthread_join(gs.th, NULL);
 	pthread_mutex_lock(&gs.mu);
 	rdzv_grace_free(&gs.g);
-	if (gs.node_names)
-		for (i = 0; i < gs.nnodes; i++)
-			free(gs.node_names[i]);
-	free(gs.node_names);
-	free(gs.rank_node);
-	gs.node_names = NULL;
-	gs.rank_node = NULL;
+	rdzv_srun_layout_free(&gs.ranks);
 	said = gs.said;
 	gs.on = gs.started = gs.stopping = gs.helper = gs.said = gs.launcher = 0;
 	gs.helper_end_ms = 0;

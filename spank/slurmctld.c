@@ -228,7 +228,7 @@ int rdzv_slurm_step_layout(uint32_t job, uint32_t step, int with_ranks,
 	return rc;
 }
 
-void rdzv_srun_layout_free(struct rdzv_srun_layout *lay)
+void rdzv_srun_layout_drop_ranks(struct rdzv_srun_layout *lay)
 {
 	uint32_t i;
 
@@ -237,6 +237,13 @@ void rdzv_srun_layout_free(struct rdzv_srun_layout *lay)
 			free(lay->node_names[i]);
 	free(lay->node_names);
 	free(lay->rank_node);
+	lay->node_names = NULL;
+	lay->rank_node = NULL;
+}
+
+void rdzv_srun_layout_free(struct rdzv_srun_layout *lay)
+{
+	rdzv_srun_layout_drop_ranks(lay);
 	free(lay->node_list);
 	free(lay->order);
 	memset(lay, 0, sizeof(*lay));

@@ -32,6 +32,8 @@ int rdzv_slurm_step_layout(uint32_t job, uint32_t step, int with_ranks,
                            struct rdzv_srun_layout *lay, char *ranks_err, size_t ranks_errlen,
                            char *err, size_t errlen);
 void rdzv_srun_layout_free(struct rdzv_srun_layout *lay);
+/* Only rank_node and node_names freed (NULL after): the rest kept. */
+void rdzv_srun_layout_drop_ranks(struct rdzv_srun_layout *lay);
 
 /* Slurm's topology blocks as scontrol show topology prints them, of the
  * topology of partition (NULL: the cluster default). verbose: say which

@@ -503,21 +503,6 @@ static void say_layout(const struct rdzv_srun_step *s, int laid, long us, const 
 		        s->step, us, laid == 0 ? "" : ": ", laid == 0 ? "" : why);
 }
 
-/* A layout whose ranks could not be read, kept without them: 0. */
-static int ranks_dropped(struct rdzv_srun_layout *lay)
-{
-	uint32_t i;
-
-	if (lay->node_names)
-		for (i = 0; i < lay->nnodes; i++)
-			free(lay->node_names[i]);
-	free(lay->node_names);
-	free(lay->rank_node);
-	lay->node_names = NULL;
-	lay->rank_node = NULL;
-	return 0;
-}
-
 /* srun, local_user_init: the step's work, in order. Each step that fails
  * refuses the step (srun exits non-zero before anything launches); the two
  * channels open whatever happened, as the nodes of a refused step still
@@ -551,8 +536,10 @@ int rdzv_srun_user_init(spank_t sp)
 		laid = rdzv_slurm_step_layout(s.job, s.step, rdzv.conf.nvlink_domain != RDZV_NVLINK_NODE
 		                                                 || rdzv_hang_armed(),
 		                              &lay, derr, sizeof(derr), why, sizeof(why));
-		if (laid == -2 && rdzv.conf.nvlink_domain == RDZV_NVLINK_NODE)
-			laid = ranks_dropped(&lay); /* partial: the grace names no node */
+		if (laid == -2 && rdzv.conf.nvlink_domain == RDZV_NVLINK_NODE) {
+			rdzv_srun_layout_drop_ranks(&lay); /* partial: the grace names no node */
+			laid = 0;
+		}
 		us = us_since(&t0);
 		/* 2. Topology blocks: the step's NVLink domains (nvlink_domain=block). */
 		if (laid == 0 && rdzv.conf.nvlink_domain == RDZV_NVLINK_BLOCK && lay.nnodes > 0
