@@ -31,20 +31,16 @@
 #   whose ranks then block in their cleanup is stopped after its grace.
 
 
-def _rdzv_timeout():
-    import os
+def _rdzv_after_import(fullname, after):
+    # Runs after(module) as the module fullname is first imported, before
+    # whatever imports it reads its names (a finder first in sys.meta_path,
+    # removed once it has found the module). Nothing when it is imported
+    # already: the caller's to handle.
     import sys
-
-    v = os.environ.get("RDZV_COLLECTIVE_TIMEOUT", "")
-    if not v.isdigit() or not 0 < int(v) <= 7 * 24 * 3600:
-        return
-    import datetime
-
-    t = datetime.timedelta(seconds=int(v))
 
     class _Finder(object):
         def find_spec(self, name, path, target=None):
-            if name != "torch.distributed.constants":
+            if name != fullname:
                 return None
             import importlib.machinery
 
@@ -59,15 +55,31 @@ def _rdzv_timeout():
 
             def exec_module(module):
                 run(module)
-                for attr in ("default_pg_timeout", "default_pg_nccl_timeout"):
-                    if isinstance(getattr(module, attr, None), datetime.timedelta):
-                        setattr(module, attr, t)
+                after(module)
 
             spec.loader.exec_module = exec_module
             return spec
 
-    if "torch.distributed.constants" not in sys.modules:
+    if fullname not in sys.modules:
         sys.meta_path.insert(0, _Finder())
+
+
+def _rdzv_timeout():
+    import os
+
+    v = os.environ.get("RDZV_COLLECTIVE_TIMEOUT", "")
+    if not v.isdigit() or not 0 < int(v) <= 7 * 24 * 3600:
+        return
+    import datetime
+
+    t = datetime.timedelta(seconds=int(v))
+
+    def set_default(module):
+        for attr in ("default_pg_timeout", "default_pg_nccl_timeout"):
+            if isinstance(getattr(module, attr, None), datetime.timedelta):
+                setattr(module, attr, t)
+
+    _rdzv_after_import("torch.distributed.constants", set_default)
 
 # - RDZV_FORWARD_SIGNALS=USR1,USR2 (the plugin's, for torchrun's agent
 #   under --rdzv=torchrun): Slurm's warning signals (--signal=USR1@120,
@@ -352,32 +364,13 @@ def _rdzv_on_collective(js, port, nonce, host, me):
                 setattr(td, n, getattr(mod, n))
         return
 
-    class _Finder(object):
-        def find_spec(self, fullname, path, target=None):
-            if fullname != name:
-                return None
-            import importlib.machinery
+    def wrap_new(module):
+        try:
+            wrap_module(module)
+        except Exception:
+            pass
 
-            try:
-                sys.meta_path.remove(self)
-            except ValueError:
-                pass
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                return spec
-            run = spec.loader.exec_module
-
-            def exec_module(module):
-                run(module)
-                try:
-                    wrap_module(module)
-                except Exception:
-                    pass
-
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, _Finder())
+    _rdzv_after_import(name, wrap_new)
 
 
 def _rdzv_chain():
