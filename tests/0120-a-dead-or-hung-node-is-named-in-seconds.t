@@ -92,41 +92,41 @@ diag "$(grep '^rdzv:' "$d/out" | head -n 3)"
 # killed (SIGKILL, its node alive): resumes without its node within 10 s.
 e2e_stop
 e2e_start RDZV_NODES=4
-d=$work/process; mkdir -m 755 "$d"
-salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
-salloc_pid=$!
-wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train"
+# retry_start NAME: rdzv-retry's line under salloc, until 3 ranks train.
+retry_start() {
+	d=$work/$1; mkdir -m 755 "$d"
+	salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
+	salloc_pid=$!
+	wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train"
+}
+trained() { [ "$(grep -c 'trained sum=6 of 6' "$d/out")" -ge 3 ]; }
+# retry_resumed BOUND_MS WHAT: from the fault ($t0) to the rerun's training,
+# then rdzv-retry's end; $out its output.
+retry_resumed() {
+	wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
+	t=$(ms_since "$t0")
+	ok "$([ "$t" -lt "$1" ] && echo 0 || echo 1)" "training resumed $t ms after $2 (at most $(($1 / 1000)) s)"
+	wait "$salloc_pid"; rc=$?
+	out=$(cat "$d/out")
+	is "$rc" 0 "rdzv-retry exits 0"
+	[ "$rc" = 0 ] || diag "$(grep -E '^(rdzv|srun|salloc)' "$d/out" | tail -n 12)"
+}
+retry_start process
 read -r node pid < "$d/started.1"
 kill -KILL "$pid"
 t0=$EPOCHREALTIME
-trained() { [ "$(grep -c 'trained sum=6 of 6' "$d/out")" -ge 3 ]; }
-wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
-t=$(ms_since "$t0")
-ok "$([ "$t" -lt 10000 ] && echo 0 || echo 1)" "training resumed $t ms after rank 1's process died on $node (at most 10 s)"
-wait "$salloc_pid"; rc=$?
-out=$(cat "$d/out")
-is "$rc" 0 "rdzv-retry exits 0"
-[ "$rc" = 0 ] || diag "$(grep -E '^(rdzv|srun|salloc)' "$d/out" | tail -n 12)"
+retry_resumed 10000 "rank 1's process died on $node"
 like "$out" "rdzv-retry: excluding $node \\(a signal it did not raise itself\\): rank 1 \\(node $node\\) was killed by signal 9" \
 	"rdzv-retry excluded the node of the killed process, saying why"
 diag "$(grep -E '^rdzv' "$d/out" | head -n 6)"
 
 # 4. The same, the node dead (its slurmd, slurmstepd and rank killed):
 # resumes without it within 30 s.
-d=$work/retry; mkdir -m 755 "$d"
-salloc --no-kill -N4 "$retry" -n 1 -- srun -N3 --ntasks-per-node=1 --rdzv=torch $PY "$app" "$d" 60 >"$d/out" 2>&1 &
-salloc_pid=$!
-wait_for 120 started "$d" 3; ok $? "attempt 1: 3 ranks on 3 of the 4 nodes train"
+retry_start retry
 read -r node sd st rk <<< "$(node_procs "$d" 1)"
 kill -KILL $sd $st $rk
 t0=$EPOCHREALTIME
-wait_for 60 trained; ok $? "attempt 2 trains: 3 ranks all-reduce"
-t=$(ms_since "$t0")
-ok "$([ "$t" -lt 30000 ] && echo 0 || echo 1)" "training resumed $t ms after $node died (at most 30 s)"
-wait "$salloc_pid"; rc=$?
-out=$(cat "$d/out")
-is "$rc" 0 "rdzv-retry exits 0"
-[ "$rc" = 0 ] || diag "$(grep -E '^(rdzv|srun|salloc)' "$d/out" | tail -n 12)"
+retry_resumed 30000 "$node died"
 like "$out" "rdzv-retry: excluding $node \\(it does not answer: dead or hung\\)" "rdzv-retry excluded the dead node, saying why"
 unlike "$(grep 'trained' "$d/out")" " on $node " "... and the rerun ran without it"
 done_testing
