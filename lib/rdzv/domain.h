@@ -28,10 +28,14 @@
 #define RDZV_STEP_DOMAINS_VAR "RDZV_STEP_DOMAINS"
 #define RDZV_DOMAIN_NAME_MAX 64
 /* A step of more nodes is refused under block: nodeorder.h's
- * RDZV_STEP_NODES_MAX (64 times Slurm's largest step). The map's text has
- * no limit of its own: it is sized from the step's nodes and domains. */
+ * RDZV_STEP_NODES_MAX (Slurm's own bound). The map's text has no limit of
+ * its own: it is sized from the step's nodes and domains. */
 #define RDZV_DOMAIN_NODES_MAX RDZV_STEP_NODES_MAX
-#define RDZV_DOMAIN_HOSTS_MAX 16777216u /* hosts named by all blocks together */
+/* Hosts named by all blocks together: the cluster's nodes, which may be
+ * more than a step's; four times the step's bound (Slurm's hostlist reads
+ * at most 256K ranges between brackets, MAX_RANGES). Counted before any
+ * block is expanded. */
+#define RDZV_DOMAIN_HOSTS_MAX (4u * RDZV_STEP_NODES_MAX)
 
 enum rdzv_nvlink_domain {
 	RDZV_NVLINK_NODE = 0,

@@ -43,7 +43,7 @@ struct block {
 
 /* The step's node names, hashed (FNV-1a, open addressing). */
 /* The step's node names, one after another in one buffer: a name per node
- * would cost a heap block each (4 million of them at Slurm's largest
+ * would cost a heap block each (65,536 of them at Slurm's largest
  * steps), and a fuzzed list of long names ran past a gigabyte. */
 #define NAMES_BYTES_MAX (128u << 20)
 
@@ -185,6 +185,7 @@ static int read_blocks(const char *text, struct block **out, size_t *nb, char *e
 	struct block *b = NULL;
 	size_t cap = 0, lineno = 0;
 	const char *p = text;
+	uint64_t hosts = 0;
 	char why[256];
 	long nn;
 
@@ -225,11 +226,13 @@ static int read_blocks(const char *text, struct block **out, size_t *nb, char *e
 				if (nn < 0)
 					return rdzv_err(err, errlen, "block %s: Nodes=%.64s: %s", k->name,
 					                k->nodes, why);
-				if (nn > (long)RDZV_DOMAIN_HOSTS_MAX)
-					return rdzv_err(err, errlen, "block %s: Nodes=%.64s names %ld hosts, "
-					                "past the limit of %u hosts in all blocks "
-					                "(RDZV_DOMAIN_HOSTS_MAX)", k->name, k->nodes, nn,
-					                RDZV_DOMAIN_HOSTS_MAX);
+				/* all blocks' hosts counted before any is expanded */
+				hosts += (uint64_t)nn;
+				if (hosts > RDZV_DOMAIN_HOSTS_MAX)
+					return rdzv_err(err, errlen, "block %s: Nodes=%.64s (%ld hosts) brings "
+					                "the hosts of all blocks to %llu, past the limit of "
+					                "%u (RDZV_DOMAIN_HOSTS_MAX)", k->name, k->nodes, nn,
+					                (unsigned long long)hosts, RDZV_DOMAIN_HOSTS_MAX);
 				k->count = (uint32_t)nn;
 			}
 		}

@@ -231,6 +231,31 @@ int rdzv_live_verdict(const struct rdzv_live *l, const uint32_t *ids, size_t nid
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int rdzv_live_names(const struct rdzv_live *l, const uint32_t *ids, size_t nids, char *buf,
+                    size_t len)
+{
+	size_t i, off = 0;
+	int named = 0, n;
+
+	if (!len)
+		return -1;
+	buf[0] = '\0';
+	for (i = 0; i < nids; i++) {
+		const struct rdzv_live_node *nd = &l->v[ids[i]];
+
+		if (!nd->len)
+			continue; /* never heard from: no name */
+		n = snprintf(buf + off, len - off, "%s%s", off ? "," : "", nd->name);
+		if (n < 0 || (size_t)n >= len - off) {
+			buf[0] = '\0';
+			return -1;
+		}
+		off += (size_t)n;
+		named++;
+	}
+	return named;
+}
+
 int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
                      socklen_t tolen)
 {

@@ -104,6 +104,12 @@ size_t rdzv_live_silent(const struct rdzv_live *l, uint32_t seq, uint32_t *ids, 
 int rdzv_live_verdict(const struct rdzv_live *l, const uint32_t *ids, size_t nids, int64_t at_ms,
                       char *buf, size_t len);
 
+/* The silent nodes' names (those heard from: a node never heard from has
+ * none), comma separated, as srun -w and -x take them, into buf. Returns
+ * how many, or -1 (buf emptied) when they do not fit. */
+int rdzv_live_names(const struct rdzv_live *l, const uint32_t *ids, size_t nids, char *buf,
+                    size_t len);
+
 /* The check: srun's thread pings every node that said HELLO and has not
  * answered seq (sent from sock, the channel's socket), again every
  * RDZV_LIVE_RESEND_MS, until all answered, *stopping is set or wait_ms

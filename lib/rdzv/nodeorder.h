@@ -17,10 +17,12 @@
 #include <stdint.h>
 
 /* The most nodes a step may have for its node order and domain map (the
- * texts are sized from the step's nodes, with no other limit): 64 times
- * Slurm's largest step (65,536 nodes), a bound on what a
- * hostile environment makes a node allocate, never met by a real step. */
-#define RDZV_STEP_NODES_MAX 4194304u
+ * texts are sized from the step's nodes, with no other limit): Slurm's own
+ * bound, 65,536 hosts (its hostlist refuses a range of more, MAX_RANGE in
+ * src/common/hostlist.c), never met by a real step. Larger is refused from
+ * the count alone, before any host is expanded: a hostile environment or a
+ * fuzzed list of 1.6 million hosts took 5 s to walk (issue 48). */
+#define RDZV_STEP_NODES_MAX 65536u
 
 /* The longest order text a step of nnodes nodes can have (each node id
  * once, a separator after each), with its NUL. */

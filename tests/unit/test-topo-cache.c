@@ -132,6 +132,26 @@ static void check(const char *file)
 		       "a truncated model is refused");
 		free(cut);
 	}
+	if (text && strstr(text, "\nallowed ")) {
+		/* A cpu list no machine has (reversed, past CPUS_MAX, not a list)
+		 * is refused before hwloc grows a bitmap for it (issue 48). */
+		static const char *const bad[] = { "4-3", "0-4294967295", "0-3\003x", "1,,2", "7-" };
+		size_t k;
+
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			char *at = strstr(text, "\nallowed ") + 9, *eol = strchr(at, '\n');
+			size_t head = (size_t)(at - text);
+			char *edit = malloc(strlen(text) + 64);
+
+			snprintf(edit, strlen(text) + 64, "%.*s%s%s", (int)head, text, bad[k],
+			         eol ? eol : "");
+			back = NULL;
+			ok(rdzv_topo_deserialize(edit, key, &back, err, sizeof(err)) == -1,
+			   "allowed %s: refused", bad[k]);
+			rdzv_topo_destroy(back);
+			free(edit);
+		}
+	}
 	free(text);
 	rdzv_topo_destroy(t);
 
