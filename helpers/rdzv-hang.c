@@ -2,7 +2,7 @@
 /* rdzv-hang: which rank of a hung step is not where the others are, and
  * where each rank is (rdzv-hang(1)).
  *
- *   rdzv-hang [--timeout SECS] [JOB[.STEP]]
+ *   rdzv-hang [--timeout SECS] [--exclude NODES] [JOB[.STEP]]
  *
  * Default: the running steps of the caller's job (SLURM_JOB_ID). For each
  * step, one collector per node runs inside the job (srun --overlap, one task
@@ -16,6 +16,12 @@
  * goes on.
  *
  *   rdzv-hang --collect JOB.STEP   the collector (what srun runs per node)
+ *
+ * --exclude NODES: no collector on these nodes (a host list): srun's plugin
+ * passes the nodes that do not answer (spank/liveness.c), whose collectors
+ * would never start, so that the living ranks' places come at once
+ * (issue 49); their ranks are listed without a dump. SIGTERM or SIGINT
+ * stops the collectors and shows what came.
  *
  * Exit status: 0 (all ranks answered and agree), 3 (ranks named by the
  * verdict, or ranks that did not answer), 1 (error: no step, srun failed),
@@ -34,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,14 +57,25 @@
 
 extern char **environ;
 
+/* SIGTERM or SIGINT: the collectors are stopped, what came is shown. */
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [--timeout SECS] [JOB[.STEP]]\n"
+	fprintf(f, "usage: " PROG " [--timeout SECS] [--exclude NODES] [JOB[.STEP]]\n"
 	        "For each running step of JOB (default: this job, SLURM_JOB_ID), prints where each\n"
 	        "rank is (the torch.distributed call it waits in and its innermost frame of the\n"
 	        "user's program) and names the ranks that are not where most are. The step must\n"
 	        "run with --rdzv-debug=hang (or debug=hang in plugstack.conf).\n"
 	        "  -t, --timeout SECS  give up on a step's collectors after SECS (default 30)\n"
+	        "  -x, --exclude NODES ask no rank on these nodes (a host list: nodes that do not\n"
+	        "                      answer); their ranks are listed without a dump\n"
 	        "  -h, --help          this text\n");
 }
 
@@ -424,6 +442,12 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 	for (;;) {
 		ssize_t n;
 
+		if (stop_asked) {
+			kill(pid, SIGTERM);
+			fprintf(stderr, PROG ": %s stopped (asked to stop)\n", argv[0]);
+			killed = 1;
+			break;
+		}
 		if (rdzv_now_ms() > deadline) {
 			kill(pid, SIGTERM);
 			fprintf(stderr, PROG ": %s did not end within %d s: stopped\n", argv[0], timeout_s);
@@ -450,10 +474,10 @@ static int run_capture(char **argv, char **envp, int timeout_s, char **out, size
 		sleep_ms(10);
 	}
 	close(p[0]);
-	/* srun ends on SIGTERM (it cancels the collectors' step); 5 s more,
-	 * then SIGKILL. */
+	/* srun ends on SIGTERM (it cancels the collectors' step); 5 s more
+	 * (1 s when this program was asked to stop), then SIGKILL. */
 	for (t = 0; waitpid(pid, &status, killed ? WNOHANG : 0) == 0; t += 50) {
-		if (t == 5000)
+		if (t == (stop_asked ? 1000 : 5000))
 			kill(pid, SIGKILL);
 		sleep_ms(50);
 	}
@@ -640,7 +664,48 @@ static int by_rank(const void *a, const void *b)
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static int one_step(const struct step *s, const char *self, int timeout_s, char **envp)
+/* The step's nodes that --exclude does not name, comma separated. */
+struct keep {
+	const char *excl;
+	char *list;
+	size_t len, cap;
+	long kept;
+	char err[256];
+};
+
+static int keep_host(const char *host, void *ctx)
+{
+	struct keep *k = ctx;
+	size_t n = strlen(host);
+	int has = rdzv_hostlist_has(k->excl, host, k->err, sizeof(k->err));
+
+	if (has < 0)
+		return -1;
+	if (has)
+		return 0;
+	if (k->len + n + 2 > k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 4096;
+		char *nl;
+
+		while (cap < k->len + n + 2)
+			cap *= 2;
+		if (!(nl = realloc(k->list, cap))) {
+			snprintf(k->err, sizeof(k->err), "out of memory");
+			return -1;
+		}
+		k->list = nl;
+		k->cap = cap;
+	}
+	if (k->len)
+		k->list[k->len++] = ',';
+	memcpy(k->list + k->len, host, n + 1);
+	k->len += n;
+	k->kept++;
+	return 0;
+}
+
+static int one_step(const struct step *s, const char *self, int timeout_s, const char *excl,
+                    char **envp)
 {
 	char js[32], nn[24], err[256], where[512], verdict[8192], *out = NULL, *p, *end, **argv;
 	char jobid[16];
@@ -648,6 +713,7 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 		               s->nodes, "--ntasks-per-node=1", "--label", "--quiet", "-K0",
 		               "--gres=none", self, "--collect", js, NULL };
 	struct rdzv_hang_rank *r = NULL;
+	struct keep k = { excl, NULL, 0, 0, 0, "" };
 	size_t len, n = 0, cap = 0, i;
 	uint32_t world = 0;
 	long count;
@@ -659,8 +725,29 @@ static int one_step(const struct step *s, const char *self, int timeout_s, char 
 		fprintf(stderr, PROG ": step %s: node list %s: %s\n", js, s->nodes, err);
 		return 1;
 	}
+	if (excl) {
+		if (rdzv_hostlist_each(s->nodes, keep_host, &k, err, sizeof(err)) != 0) {
+			fprintf(stderr, PROG ": step %s: --exclude %s: %s\n", js, excl,
+			        k.err[0] ? k.err : err);
+			free(k.list);
+			return 1;
+		}
+		if (k.kept < count)
+			printf("%s: not asked: the ranks on %s (%ld of the step's %ld nodes: they do not "
+			       "answer)\n", js, excl, count - k.kept, count);
+		if (k.kept == 0) {
+			fflush(stdout);
+			free(k.list);
+			printf("step %s:\n%s: no node of the step left to ask\n", js, PROG);
+			return 3;
+		}
+		args[9] = k.list;
+		count = k.kept;
+	}
 	snprintf(nn, sizeof(nn), "%ld", count);
-	if (!(argv = argv_of(args)))
+	argv = argv_of(args);
+	free(k.list);
+	if (!argv)
 		return 1;
 	st = run_capture(argv, envp, timeout_s, &out, &len);
 	argv_free(argv);
@@ -765,12 +852,14 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "timeout", required_argument, NULL, 't' },
+		{ "exclude", required_argument, NULL, 'x' },
 		{ "collect", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *collect_js = NULL, *arg;
-	char self[4096];
+	const char *collect_js = NULL, *arg, *excl = NULL;
+	struct sigaction sa;
+	char self[4096], err[256];
 	int timeout_s = 30, c, n, i, rc = 0, r;
 	uint32_t job, v;
 	long step;
@@ -778,7 +867,7 @@ int main(int argc, char **argv)
 	char **envp;
 	ssize_t sl;
 
-	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:x:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_u32(optarg, &v) < 0 || v < 1 || v > 3600) {
@@ -786,6 +875,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			timeout_s = (int)v;
+			break;
+		case 'x':
+			if (rdzv_hostlist_count(optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, PROG ": --exclude %s: %s (expected a host list, "
+				        "e.g. n2 or n[2-3],n7)\n", optarg, err);
+				return 2;
+			}
+			excl = optarg;
 			break;
 		case 'C':
 			collect_js = optarg;
@@ -800,6 +897,19 @@ int main(int argc, char **argv)
 	}
 	if (collect_js)
 		return collect(collect_js);
+	/* Stopped by a signal, or by its parent's end (srun's plugin runs it):
+	 * the collectors stop and what came is shown. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	{
+		pid_t parent = getppid();
+
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+			stop_asked = 1;
+	}
 	if (optind < argc - 1) {
 		usage(stderr);
 		return 2;
@@ -835,7 +945,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < n; i++) {
-		r = one_step(&steps[i], self, timeout_s, envp);
+		r = one_step(&steps[i], self, timeout_s, excl, envp);
 		if (r == 1)
 			rc = 1;
 		else if (r && !rc)

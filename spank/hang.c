@@ -45,6 +45,7 @@
 #include "hooks.h"
 #include "handover.h"
 #include "hang.h"
+#include "liveness.h"
 #include "container.h"
 #include "container_hooks.h"
 #include "util.h"
@@ -374,6 +375,10 @@ python:
 #define HELPER_TIMEOUT_MS 45000 /* rdzv-hang's squeue, then its collectors' -t */
 #define HELPER_COLLECT_S "20"    /* rdzv-hang -t: its collectors' limit */
 #define HELPER_KILL_MS 5000     /* SIGTERM, then SIGKILL */
+/* With silent nodes: within the verdict's hold (RDZV_LIVE_HOLD_MS) */
+#define HELPER_SILENT_MS (RDZV_LIVE_HOLD_MS - 1000)
+#define HELPER_SILENT_COLLECT_S "2"
+#define HELPER_SILENT_KILL_MS 500
 #define HELPER_LINE_MAX 8192
 
 static struct {
@@ -403,24 +408,33 @@ static void take_line(const char *l, size_t n)
 /* rdzv-hang -t 20 JOB.STEP, its stdout passed on line by line (however
  * many ranks: the verdict is its last line), stopped when it outlives
  * HELPER_TIMEOUT_MS or srun is done (SIGTERM, SIGKILL HELPER_KILL_MS
- * later). */
-static void run_helper(void)
+ * later). With nsilent nodes that do not answer (liveness.c), it asks
+ * only the others (-x, their names when known) and has what is left of
+ * the verdict's hold: the living ranks' places come, and srun ends within
+ * seconds of the verdict (issue 49). */
+static void run_helper(int nsilent, char *silent)
 {
-	char js[32], tmo[] = HELPER_COLLECT_S, opt[] = "-t", *argv[5], *line;
+	char js[32], tmo[] = HELPER_COLLECT_S, short_tmo[] = HELPER_SILENT_COLLECT_S, opt[] = "-t";
+	char xopt[] = "-x", *argv[7], *line;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
-	int p[2], st, killed = 0;
+	int p[2], st, killed = 0, a = 0;
 	size_t len = 0;
-	long deadline = rdzv_now_ms() + HELPER_TIMEOUT_MS;
+	long deadline = rdzv_now_ms() + (nsilent ? HELPER_SILENT_MS : HELPER_TIMEOUT_MS);
+	long kill_ms = nsilent ? HELPER_SILENT_KILL_MS : HELPER_KILL_MS;
 	pid_t pid;
 
 	snprintf(js, sizeof(js), "%u.%u", hs.l.addr.job, hs.l.addr.step);
-	argv[0] = rdzv.conf.hang_helper;
-	argv[1] = opt;
-	argv[2] = tmo;
-	argv[3] = js;
-	argv[4] = NULL;
+	argv[a++] = rdzv.conf.hang_helper;
+	argv[a++] = opt;
+	argv[a++] = nsilent ? short_tmo : tmo;
+	if (nsilent && silent[0]) {
+		argv[a++] = xopt;
+		argv[a++] = silent;
+	}
+	argv[a++] = js;
+	argv[a] = NULL;
 	if (!(line = malloc(HELPER_LINE_MAX)) || pipe2(p, O_CLOEXEC) < 0) {
 		free(line);
 		return;
@@ -481,13 +495,13 @@ static void run_helper(void)
 			continue;
 		if (w != 0)
 			break;
-		if (st == HELPER_KILL_MS)
+		if (st == kill_ms)
 			kill(pid, SIGKILL);
 		usleep(50000);
 	}
 	if (killed)
-		fprintf(stderr, RDZV_TAG ": %s %s was stopped (after %d s, or srun ended first)\n",
-		        argv[0], js, HELPER_TIMEOUT_MS / 1000);
+		fprintf(stderr, RDZV_TAG ": %s %s was stopped (after %ld s, or srun ended first)\n",
+		        argv[0], js, (nsilent ? HELPER_SILENT_MS : HELPER_TIMEOUT_MS) / 1000L);
 	fflush(stderr);
 }
 
@@ -529,11 +543,20 @@ static void on_asks_drained(struct rdzv_listener *l, void *ctx)
 
 	(void)ctx;
 	if (hs.nwho && !hs.asked) {
+		/* The nodes that do not answer, if the check the asks started
+		 * finds any: not asked (their collectors would never start). */
+		size_t room = 128 * 1024;
+		char *silent = malloc(room);
+		int nsilent;
+
 		hs.asked = 1;
+		nsilent = silent ? rdzv_live_srun_wait(RDZV_LIVE_WAIT_MS + 1000, silent, room) : 0;
 		fflush(stderr);
 		rdzv_grace_srun_helper(1);
-		run_helper();
+		run_helper(nsilent, silent);
 		rdzv_grace_srun_helper(0);
+		rdzv_live_srun_release();
+		free(silent);
 	}
 	if (rdzv_hang_done_format(l->addr.job, l->addr.step, l->addr.nonce, done, sizeof(done)) == 0)
 		for (i = 0; i < hs.nwho; i++)

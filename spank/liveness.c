@@ -14,7 +14,10 @@
  *     are the first cause: srun says so at once, signals the step
  *     (SIGKILL, through slurmctld, so the living nodes end their tasks),
  *     completes the job when srun made it for this step, and exits 1,
- *     rather than wait for tasks on a node that cannot end them. */
+ *     rather than wait for tasks on a node that cannot end them. When the
+ *     hang diagnosis waits for this check (rdzv_live_srun_wait, hang.c),
+ *     it asks only the living nodes, and the signal and the exit wait for
+ *     it, RDZV_LIVE_HOLD_MS at most (issue 49). */
 #define _GNU_SOURCE 1
 #include "config.h"
 #include "plugin.h"
@@ -40,6 +43,11 @@ static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int on, started, stopping;
+	int ended;  /* the check ended: nsilent nodes did not answer */
+	int held;   /* the hang diagnosis runs on the living nodes: the exit waits */
+	int waiting; /* the hang diagnosis waits for the check's end */
+	size_t nsilent;
+	char *silent; /* their names, comma separated (NULL: none, or too many) */
 	struct rdzv_listener *l;
 	struct rdzv_live live;
 	pthread_t th;
@@ -83,10 +91,27 @@ static void *checker(void *arg)
 	pthread_mutex_lock(&ls.mu);
 	if (silent == 0 || ls.stopping
 	    || rdzv_live_verdict(&ls.live, ids, silent, ls.at_ms, verdict, sizeof(verdict)) < 0) {
+		ls.ended = 1;
+		pthread_cond_broadcast(&ls.cv); /* the hang diagnosis asks every node */
 		pthread_mutex_unlock(&ls.mu);
 		free(ids);
 		return NULL;
 	}
+	/* The silent nodes' names for the hang diagnosis (srun -x): bounded
+	 * by what one argument may hold. */
+	{
+		size_t room = (size_t)silent * RDZV_HOST_MAX + 1;
+
+		if (room <= 128 * 1024 && (ls.silent = malloc(room))
+		    && rdzv_live_names(&ls.live, ids, silent, ls.silent, room) <= 0) {
+			free(ls.silent);
+			ls.silent = NULL;
+		}
+	}
+	ls.nsilent = silent;
+	ls.ended = 1;
+	ls.held = ls.waiting > 0; /* set here: the waiter may not run before the exit */
+	pthread_cond_broadcast(&ls.cv);
 	pthread_mutex_unlock(&ls.mu);
 	then[0] = '\0';
 	/* The first report failure.c kept: here, its consequence. */
@@ -96,6 +121,18 @@ static void *checker(void *arg)
 	fprintf(stderr, RDZV_TAG ": %s; the step was stopped%s%s%s\n", verdict,
 	        then[0] ? " (then " : "", then, then[0] ? ": a consequence)" : "");
 	fflush(stderr);
+	/* The hang diagnosis, asking the living nodes, shows where their
+	 * ranks are before they are signalled (bounded). */
+	pthread_mutex_lock(&ls.mu);
+	if (ls.held) {
+		struct timespec until;
+
+		rdzv_realtime_in(&until, RDZV_LIVE_HOLD_MS);
+		while (ls.held && !ls.stopping
+		       && pthread_cond_timedwait(&ls.cv, &ls.mu, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&ls.mu);
 	/* The living nodes end their tasks; srun, which would wait for the
 	 * silent nodes' tasks until slurmctld gives them up (SlurmdTimeout),
 	 * exits now. */
@@ -119,6 +156,45 @@ void rdzv_live_srun_check(void)
 	pthread_mutex_unlock(&ls.mu);
 }
 
+int rdzv_live_srun_wait(long wait_ms, char *silent, size_t len)
+{
+	int n = 0;
+
+	if (len)
+		silent[0] = '\0';
+	if (!ls.on)
+		return 0;
+	pthread_mutex_lock(&ls.mu);
+	if (ls.started) {
+		struct timespec until;
+
+		rdzv_realtime_in(&until, wait_ms);
+		ls.waiting++;
+		while (!ls.ended && !ls.stopping
+		       && pthread_cond_timedwait(&ls.cv, &ls.mu, &until) != ETIMEDOUT)
+			;
+		ls.waiting--;
+		if (ls.ended && ls.nsilent) {
+			n = ls.nsilent > INT32_MAX ? INT32_MAX : (int)ls.nsilent;
+			if (ls.silent && strlen(ls.silent) < len)
+				memcpy(silent, ls.silent, strlen(ls.silent) + 1);
+			ls.held = 1;
+		}
+	}
+	pthread_mutex_unlock(&ls.mu);
+	return n;
+}
+
+void rdzv_live_srun_release(void)
+{
+	if (!ls.on)
+		return;
+	pthread_mutex_lock(&ls.mu);
+	ls.held = 0;
+	pthread_cond_broadcast(&ls.cv);
+	pthread_mutex_unlock(&ls.mu);
+}
+
 void rdzv_live_srun_stop(void)
 {
 	int started;
@@ -133,7 +209,10 @@ void rdzv_live_srun_stop(void)
 	if (started)
 		pthread_join(ls.th, NULL);
 	rdzv_live_free(&ls.live);
-	ls.on = ls.started = 0;
+	free(ls.silent);
+	ls.silent = NULL;
+	ls.on = ls.started = ls.ended = ls.held = 0;
+	ls.nsilent = 0;
 }
 
 /* ---------------------------------------------------------------- node */

@@ -115,6 +115,16 @@ void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes);
 void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len);
 /* A failure was reported, or a collective failed: check once. */
 void rdzv_live_srun_check(void);
+/* For the hang diagnosis (hang.c), before it asks the step's nodes: waits
+ * at most wait_ms for the check that is running to end. 0: no check ran
+ * or every node answered. n > 0: n nodes are silent, their names (comma
+ * separated, as srun -x takes them; "" when they do not fit in len) in
+ * silent, and the check's verdict holds srun's exit until
+ * rdzv_live_srun_release() or RDZV_LIVE_HOLD_MS, so that what the living
+ * ranks say is shown before the step is stopped. */
+#define RDZV_LIVE_HOLD_MS 4000
+int rdzv_live_srun_wait(long wait_ms, char *silent, size_t len);
+void rdzv_live_srun_release(void);
 void rdzv_live_srun_stop(void);
 void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t node_id,
                           const char *node, const struct rdzv_channel_peer *srun);

@@ -10,6 +10,11 @@
 #     others' collective times out (the script's own 10 s), srun asks every
 #     node, the stopped one does not answer: srun names it and exits within
 #     15 s of the timeout;
+#   - a node hangs under the plugin's own --rdzv-collective-timeout=10s
+#     (3 nodes, 2 ranks each: the hang diagnosis armed): srun names the
+#     stopped node, rdzv-hang shows where the living ranks are without
+#     waiting for the silent node, and srun exits within 15 s of the
+#     timeout;
 #   - a node dies (the same killed, SIGKILL): the others lose their peer;
 #     srun names the dead node, not the healthy one whose rank failed
 #     first, and exits within 15 s;
@@ -21,6 +26,7 @@
 e2e_require torch
 app=$top_srcdir/tests/e2e/live_rank.py
 retry=$top_srcdir/helpers/rdzv-retry
+hang=$top_builddir/helpers/rdzv-hang
 work=$(mktemp -d /tmp/rdzv-0120.XXXXXX) || exit 1
 chmod 755 "$work"
 stopped=
@@ -30,7 +36,9 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-e2e_start
+# The hang diagnosis's helper and Python hook (case 1b; nothing is armed
+# without --rdzv-collective-timeout or --rdzv-debug=hang).
+e2e_start RDZV_PLUGSTACK_ARGS="hang_python=$top_srcdir/helpers/python hang_helper=$hang"
 cd "$work" || exit 1
 
 wait_for() {
@@ -68,6 +76,32 @@ like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]
 	"the line names the stopped node $node as the first cause"
 ok "$([ "$t" -lt 25000 ] && echo 0 || echo 1)" "srun ends $t ms after the stop: within 15 s of the ranks' 10 s timeout"
 diag "$(grep '^rdzv:' "$d/out" | head -n 3)"
+
+# 1b. A node hangs under the plugin's own collective timeout, which arms
+# the hang diagnosis: 3 nodes, 2 ranks each, node 2's slurmd, slurmstepd
+# and both ranks stopped (before case 2, whose dead node stays down).
+d=$work/hangdiag; mkdir -m 755 "$d"
+srun -N3 --ntasks-per-node=2 --rdzv=torch --rdzv-collective-timeout=10s $PY "$app" "$d" 0 >"$d/out" 2>&1 &
+srun_pid=$!
+wait_for 120 started "$d" 6; ok $? "6 ranks on 3 nodes train, armed by --rdzv-collective-timeout=10s"
+read -r node sd st rk <<< "$(node_procs "$d" 2)"
+peers=$(awk -v n="$node" '$1 == n { print $2 }' "$d"/started.*)
+ok "$([ -n "$sd" ] && [ -n "$st" ] && [ "$(echo $peers | wc -w)" = 2 ] && echo 0 || echo 1)" "rank 2's node $node: slurmd $sd, slurmstepd $st, ranks $(echo $peers)"
+stopped="$sd $st $peers"
+kill -STOP $stopped
+t0=$EPOCHREALTIME
+wait "$srun_pid"; rc=$?
+t=$(ms_since "$t0")
+kill -CONT $stopped; stopped=
+out=$(cat "$d/out")
+ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
+like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \
+	"the line names the stopped node $node as the first cause"
+living=$(printf '%s\n' "$out" | grep -E '^  rank +[0-9]+ +n[0-9]+ ' | grep -v " $node " | grep -vc 'no dump')
+ok "$([ "$living" -ge 4 ] && echo 0 || echo 1)" "rdzv-hang shows where the 4 living ranks are ($living shown)"
+unlike "$out" "did not end within|srun for the collectors ended" "... without waiting for the silent node's collector"
+ok "$([ "$t" -lt 25000 ] && echo 0 || echo 1)" "srun ends $t ms after the stop: within 15 s of the 10 s collective timeout"
+diag "$(grep -E '^(rdzv|  rank|step )' "$d/out" | head -n 12)"
 
 # 2. A node dies.
 d=$work/death; mkdir -m 755 "$d"

@@ -4,7 +4,9 @@
     live_rank.py DIR TIMEOUT
 
 Every rank joins gloo with a timeout of TIMEOUT seconds (the script's own,
-so that a stopped peer is noticed without the plugin's hang machinery),
+so that a stopped peer is noticed without the plugin's hang machinery; 0:
+none of its own, torch.distributed's default, which
+--rdzv-collective-timeout sets),
 writes DIR/started.RANK ("NODE PID"), then all-reduces every 0.1 s until
 something ends it. On a rerun (TORCHELASTIC_RESTART_COUNT above 0, as
 rdzv-retry sets it) it all-reduces once, prints "rank R on NODE trained
@@ -25,7 +27,10 @@ def main():
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
     import torch
     import torch.distributed as dist
-    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout))
+    if timeout > 0:
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout))
+    else:
+        dist.init_process_group("gloo")
     t = torch.tensor([rank + 1])
     dist.all_reduce(t)
     if restart != "0":

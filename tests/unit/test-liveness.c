@@ -153,6 +153,12 @@ static void test_table(void)
 	       "the verdict names eight and counts the rest");
 	ok(rdzv_live_verdict(&l, ids, 12, 100, v, 20) < 0, "a verdict that does not fit: -1");
 	ok(rdzv_live_verdict(&l, ids, 0, 100, v, sizeof(v)) < 0, "no silent node: no verdict");
+	/* Every silent node's name, as srun -x takes them (rdzv-hang asks the others). */
+	is_int(rdzv_live_names(&l, ids, 12, v, sizeof(v)), 12, "the 12 silent nodes' names");
+	is_str(v, "gpu00,gpu01,gpu02,gpu03,gpu04,gpu05,gpu06,gpu07,gpu08,gpu09,gpu10,gpu11",
+	       "... all of them, comma separated, none cut");
+	ok(rdzv_live_names(&l, ids, 12, v, 30) < 0 && v[0] == '\0', "names that do not fit: -1, nothing half");
+	is_int(rdzv_live_names(&l, ids, 0, v, sizeof(v)), 0, "no silent node: no name");
 	rdzv_live_free(&l);
 }
 
