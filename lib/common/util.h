@@ -78,6 +78,14 @@ void rdzv_realtime_in(struct timespec *ts, long ms);
  * symbolic link. Returns the length, or -1. */
 ssize_t rdzv_read_small(const char *path, char *buf, size_t cap);
 
+/* A pidfd for pid (pidfd_open(2), Linux 5.3+), close-on-exec: it names
+ * that process for as long as it is held, however the pid is reused later.
+ * -1 with errno ENOSYS where the kernel or the headers have none. */
+int rdzv_pidfd_open(pid_t pid);
+/* sig to the process of pidfd (pidfd_send_signal(2)): 0, or -1 with errno
+ * (ESRCH: it has ended and been reaped; sig 0 asks only that). */
+int rdzv_pidfd_signal(int pidfd, int sig);
+
 /* v in decimal into out (at most 10 bytes, no NUL); returns the digits
  * written. For texts built without printf (node orders of 65,536 nodes). */
 size_t rdzv_put_u32(char *out, uint32_t v);

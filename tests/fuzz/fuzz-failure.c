@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t job, step, rank;
 	uint16_t port;
 	uint64_t nonce;
+	unsigned long long start;
 	int set, ppid, code, pids[8], n, i, argc = 0, kbe;
 	const char *mode = NULL, *last;
 	size_t len;
@@ -60,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(j2 == job && s2 == step && p2 == port && n2 == nonce && k2 == set);
 	}
 
-	if (p.n > 2 && rdzv_proc_stat_parse(p.v[2], strlen(p.v[2]), &state, &ppid, &code) == 0)
+	if (p.n > 2 && rdzv_proc_stat_parse(p.v[2], strlen(p.v[2]), &state, &ppid, &code, &start) == 0)
 		FUZZ_ASSERT((state >= 'A' && state <= 'Z') || (state >= 'a' && state <= 'z'));
 
 	if (p.n > 3 && (env = strdup(p.v[3]))) {
