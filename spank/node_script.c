@@ -58,11 +58,12 @@ static int read_conf(int ac, char **av, struct rdzv_conf *c)
 	return 0;
 }
 
-/* Slurm's name of this node: slurmd sets SLURMD_NODENAME in the prolog's
- * and epilog's environment (no user's). */
+/* Slurm's name of this node: slurmd sets SLURMD_NODENAME to its own
+ * conf->node_name in the prolog's and epilog's environment (src/plugins/
+ * prep/script/prep_script_slurmd.c), which no user's variable reaches. */
 static const char *node_name(void)
 {
-	const char *n = getenv("SLURMD_NODENAME");
+	const char *n = getenv("SLURMD_NODENAME"); /* rdzv: slurmd's own */
 
 	return n && n[0] ? n : NULL;
 }

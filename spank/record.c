@@ -211,15 +211,15 @@ static int write_file(const char *text, size_t len)
 {
 	char name[RDZV_HOST_MAX + 64], err[RDZV_ERRLEN];
 
-	if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
+	if (rdzv_record_name(rdzv.step.slurm_job_id, rdzv.step.step_id, rdzv.stepd_node, name,
 	                     sizeof(name)) < 0) {
 		slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
-		            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
+		            rdzv.step.slurm_job_id, rdzv.step.step_id, rdzv.stepd_node);
 		return -1;
 	}
 	if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err, sizeof(err)) < 0) {
-		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id,
-		            err);
+		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.slurm_job_id,
+		            rdzv.step.step_id, err);
 		return -1;
 	}
 	return 0;
@@ -303,11 +303,11 @@ void rdzv_record_exit(spank_t sp)
 	rec.sock[1] = -1;
 	nparts = take_parts(&parts);
 	memset(&n, 0, sizeof(n));
-	n.job = rdzv.step.job_id;
+	n.job = rdzv.step.slurm_job_id;
 	n.step = rdzv.step.step_id;
 	n.het = rdzv.step.het;
 	n.task_offset = rdzv.step.task_offset;
-	n.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
+	n.node = rdzv.stepd_node[0] ? rdzv.stepd_node : NULL;
 	n.node_id = rdzv.step.node_id;
 	n.node_rank = rdzv.step.node_rank;
 	n.nnodes = rdzv.step.nnodes;
