@@ -74,10 +74,11 @@ void rdzv_record_init_post_opt(void)
 		rec.sock[0] = rec.sock[1] = -1;
 		return;
 	}
-	/* As root: past net.core.wmem_max; failing, the default buffer holds
-	 * fewer tasks' parts (the record says how many it lacks). */
-	if (setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	/* Within the site's net.core.wmem_max, never past it (SO_SNDBUFFORCE
+	 * would give every step memory the admin did not grant): a smaller
+	 * buffer holds fewer tasks' parts, and the record says how many it
+	 * lacks. */
+	(void)setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
 static void close_socks(void)
@@ -277,11 +278,11 @@ static void send_syslog(struct rdzv_record_node *n, const char *text, size_t len
 		if (rdzv_record_node_json(n, &w) < 0 || !(text = rdzv_jw_text(&w)) || w.full)
 			text = NULL;
 	}
-	if (text) {
-		openlog("rdzv", LOG_PID | LOG_NDELAY, rdzv.conf.record_syslog);
-		syslog(LOG_INFO, "%s", text);
-		closelog();
-	}
+	/* The facility given with each message: openlog/closelog would change
+	 * the process-wide ident, facility and socket that Slurm's own logging
+	 * in slurmstepd uses. The text is JSON, its control bytes escaped. */
+	if (text)
+		syslog(rdzv.conf.record_syslog | LOG_INFO, RDZV_TAG ": %s", text);
 	rdzv_jw_free(&w);
 }
 

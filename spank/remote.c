@@ -577,9 +577,14 @@ static int step_refused(spank_t sp, uint32_t step)
 
 static void save_error(const char *what, const char *err)
 {
+	char clean[RDZV_ERRLEN];
+
 	if (!rdzv.error[0])
 		snprintf(rdzv.error, sizeof(rdzv.error), "%s%s", what, err);
-	slurm_error(RDZV_TAG ": step %u.%u: %s%s", rdzv.step.job_id, rdzv.step.step_id, what, err);
+	/* The reason may quote the user's values (a MASTER_PORT, a host):
+	 * slurmd's log gets them printable, on this one line. */
+	slurm_error(RDZV_TAG ": step %u.%u: %s%s", rdzv.step.job_id, rdzv.step.step_id, what,
+	            rdzv_text_printable(clean, sizeof(clean), err));
 }
 
 int rdzv_remote_user_init(spank_t sp)

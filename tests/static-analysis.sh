@@ -59,7 +59,7 @@ nsrc=$(cd "$srcdir" && ls spank/*.c lib/*/*.c 2>/dev/null | wc -l)
 [ -n "${bad:-}" ] || bad=$(cd "$srcdir" && grep -nE '\b(setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|setgroups|initgroups|system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fork|vfork|clone|posix_spawn|posix_spawnp)[[:space:]]*\(' \
 	spank/*.c lib/*/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
 	| grep -vE '^spank/hang\.c:[0-9]+:.*\bposix_spawn\(&pid, argv\[0\], &fa, &at, argv, environ\)' \
-	| grep -vE '^spank/node_script\.c:[0-9]+:.*(\(pid = fork\(\)\) < 0|\bexecv\(RDZV_SCONTROL, argv\);)' \
+	| grep -vE '^spank/node_script\.c:[0-9]+:.*(\(pid = fork\(\)\) < 0|\bexecve\(RDZV_SCONTROL, argv, envp\);)' \
 	| grep -vE '^lib/bind/health\.c:[0-9]+:.*\(pid = fork\(\)\) < 0')
 # The one exception (rule 2): srun, the user's own process, runs the
 # admin's hang_helper= (rdzv-hang) once per armed step, from spank/hang.c's
@@ -75,8 +75,8 @@ if [ -z "${bad:-}" ]; then
 		nfork=$(cd "$srcdir" && grep -cE '\bfork\(' "$f")
 		[ "$nfork" = 1 ] || bad="$f: expected exactly one fork(, found $nfork"
 	done
-	nexec=$(cd "$srcdir" && grep -cE '\bexecv\(' spank/node_script.c)
-	[ "$nexec" = 1 ] || bad="spank/node_script.c: expected exactly one execv( (scontrol), found $nexec"
+	nexec=$(cd "$srcdir" && grep -cE '\bexecve?\(' spank/node_script.c)
+	[ "$nexec" = 1 ] || bad="spank/node_script.c: expected exactly one execve( (scontrol, its environment fixed), found $nexec"
 fi
 if [ -z "$bad" ]; then
 	echo "ok 2 - the plugin never changes credentials, and runs no program but srun's rdzv-hang and the prolog's scontrol drain ($nsrc files; doc/privilege.md)"

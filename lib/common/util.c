@@ -182,6 +182,18 @@ const char *rdzv_envp_get(char *const *envp, const char *name)
 	return NULL;
 }
 
+char *rdzv_text_printable(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	if (len == 0)
+		return dst;
+	for (i = 0; src && src[i] && i + 1 < len; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+	return dst;
+}
+
 int rdzv_host_name_ok(const char *s, size_t n)
 {
 	size_t i;

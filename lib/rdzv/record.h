@@ -31,7 +31,9 @@
  * tasks' parts (the file keeps them). */
 #define RDZV_RECORD_SYSLOG_MAX 8192u
 /* The tasks' parts wait in the socket until the step ends: room for 128
- * tasks' parts a node (set as root, above the user's net.core.wmem_max). */
+ * tasks' parts a node, asked for with SO_SNDBUF and so bounded by the
+ * site's net.core.wmem_max (Debian's default, 208 KiB, holds 8 full parts;
+ * parts are usually a few KiB). */
 #define RDZV_RECORD_SOCKBUF (4u << 20)
 /* One task's part at most. */
 #define RDZV_RECORD_TASK_MAX (24u << 10)

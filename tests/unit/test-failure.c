@@ -297,6 +297,18 @@ static void test_pidfd(void)
 		close(fd);
 }
 
+/* Root's log lines quote user text printable (doc/privilege.md, item 5). */
+static void test_printable(void)
+{
+	char out[16];
+
+	is_str(rdzv_text_printable(out, sizeof(out), "29500\nrdzv: ok\x1b[2J"), "29500?rdzv: ok?",
+	       "a user's value in slurmd's log: a newline and an escape become '?', cut to fit");
+	is_str(rdzv_text_printable(out, sizeof(out), "n1-\xc3\xa9"), "n1-\xc3\xa9",
+	       "... bytes of UTF-8 are kept");
+	is_str(rdzv_text_printable(out, 1, "x"), "", "... a buffer of one byte gets the empty string");
+}
+
 int main(void)
 {
 	test_scan();
@@ -306,5 +318,6 @@ int main(void)
 	test_watcher_texts();
 	test_restart();
 	test_pidfd();
+	test_printable();
 	return done_testing();
 }
