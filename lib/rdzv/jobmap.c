@@ -299,8 +299,8 @@ static int open_dirs(const char *dir, int *dfd, int *cfd, int *lfd, char *err, s
 	if (!dir || dir[0] != '/')
 		return rdzv_err(err, errlen, "dcgm_job_map_dir=%s: not an absolute path",
 		                dir ? dir : "");
-	if ((*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return rdzv_err(err, errlen, "%s: %s", dir, strerror(errno));
+	if ((*dfd = rdzv_admin_dir_open("dcgm_job_map_dir", dir, err, errlen)) < 0)
+		return -1;
 	if (mkdirat(*dfd, RDZV_JOBMAP_CLAIMS, 0700) < 0 && errno != EEXIST)
 		return rdzv_err(err, errlen, "%s/" RDZV_JOBMAP_CLAIMS ": %s", dir, strerror(errno));
 	if ((*cfd = openat(*dfd, RDZV_JOBMAP_CLAIMS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW

@@ -91,6 +91,12 @@ int rdzv_record_name(uint32_t job, uint32_t step, const char *node, char *buf, s
 int rdzv_record_dir_check(const char *dir, char *err, size_t errlen);
 /* The same check for another admin's directory, named as key= (metrics_dir). */
 int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen);
+/* The admin's directory dir opened once, each of its parts from / opened
+ * with O_NOFOLLOW and checked on its descriptor (root's, closed to others;
+ * a parent may be sticky and open, as /tmp): the descriptor, which the
+ * caller uses with openat and closes, or -1 with why (naming key=dir and
+ * the part at fault). */
+int rdzv_admin_dir_open(const char *key, const char *dir, char *err, size_t errlen);
 
 /* Write text[0..n) as dir/name: a new temporary file (O_EXCL, O_NOFOLLOW,
  * mode 0640) renamed into place, relative to dir opened once (O_DIRECTORY,
