@@ -65,8 +65,8 @@ const char *rdzv_envp_get(char *const *envp, const char *name);
  * carry). */
 int rdzv_host_name_ok(const char *s, size_t n);
 
-/* src into dst (at most len - 1 bytes, always terminated) with every
- * control byte (below 0x20, and 0x7f) written as '?': a user's text in
+/* src into dst (at most len - 1 bytes, always terminated; dst may be src)
+ * with every control byte (below 0x20, and 0x7f) written as '?': a user's text in
  * slurmd's log or syslog can then neither start a line of its own nor carry
  * terminal escapes. Returns dst. */
 char *rdzv_text_printable(char *dst, size_t len, const char *src);

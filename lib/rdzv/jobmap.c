@@ -2,6 +2,7 @@
 /* jobmap.c: DCGM-exporter's job-mapping files; see jobmap.h. */
 #define _GNU_SOURCE 1 /* O_CLOEXEC, O_NOFOLLOW, *at() */
 #include "config.h"
+#include "failure.h" /* rdzv_proc_stat_parse */
 #include "jobmap.h"
 #include "record.h"
 #include "util.h"
@@ -30,23 +31,17 @@ struct claim {
 
 unsigned long long rdzv_proc_starttime(const char *root, pid_t pid)
 {
-	char path[4096], *text, *p;
+	char path[4096], *text, state;
 	unsigned long long v = 0;
-	int field;
+	int code;
 
 	if (pid <= 0 || snprintf(path, sizeof(path), "%s/proc/%ld/stat", root && root[0] ? root : "",
 	                         (long)pid) >= (int)sizeof(path)
 	    || !(text = rdzv_read_head(path, 4096)))
 		return 0;
-	/* The command name may hold blanks and ')': fields count after the
-	 * last ')', which ends it; that is field 2, the start time field 22. */
-	if ((p = strrchr(text, ')'))) {
-		for (field = 2; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		if (field == 22)
-			v = strtoull(p, NULL, 10);
-	}
+	/* The watcher's fuzzed parser (failure.h): field 22, after the last ')'. */
+	if (rdzv_proc_stat_parse(text, strlen(text), &state, NULL, &code, &v) < 0)
+		v = 0;
 	free(text);
 	return v;
 }

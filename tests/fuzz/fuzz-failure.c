@@ -15,6 +15,7 @@
  * and its mode, when found, is one of argv's words or inside one. */
 #include "config.h"
 #include "failure.h"
+#include "util.h"
 #include "fuzz.h"
 
 #define MAX_ARGS 24
@@ -63,6 +64,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (p.n > 2 && rdzv_proc_stat_parse(p.v[2], strlen(p.v[2]), &state, &ppid, &code, &start) == 0)
 		FUZZ_ASSERT((state >= 'A' && state <= 'Z') || (state >= 'a' && state <= 'z'));
+	/* What root's log quotes of a user's text: one line, no escapes. */
+	if (p.n > 2) {
+		rdzv_text_printable(line, sizeof(line), p.v[2]);
+		for (i = 0; line[i]; i++)
+			FUZZ_ASSERT((unsigned char)line[i] >= 0x20 && line[i] != 0x7f);
+	}
 
 	if (p.n > 3 && (env = strdup(p.v[3]))) {
 		len = strlen(env);
