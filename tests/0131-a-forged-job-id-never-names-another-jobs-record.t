@@ -8,7 +8,8 @@
 # slurmstepd named a het step's record (and its DCGM claim) after that
 # variable: the record of the other job's step 0 on n1 was replaced. Now
 # the record is named after S_JOB_ID (the component's own job) and slurmd's
-# own node name; the victim's record is untouched.
+# own node name; the victim's record is untouched. The same attack on a
+# running job's DCGM claim: tests/0119, case 3b.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
