@@ -262,6 +262,20 @@ static void step_words(uint32_t job, const struct rec *r, size_t n)
 		tasks_words(r[i].j, 0);
 }
 
+
+/* Every decoded string and key of a record, in place, with its control
+ * bytes as '?': the tasks' parts hold what a user's program exported, and
+ * a "\u001b" there must not reach the reader's terminal as an escape. */
+static void printable(struct rdzv_json *j)
+{
+	for (; j; j = j->next) {
+		if (j->key)
+			rdzv_text_printable(j->key, strlen(j->key) + 1, j->key);
+		if (j->type == RDZV_JSON_STR && j->str)
+			rdzv_text_printable(j->str, strlen(j->str) + 1, j->str);
+		printable(j->kid);
+	}
+}
 /* The records of job (and step) in dir, parsed, sorted by step and node rank. */
 static int load(const char *dir, uint32_t job, uint32_t step, int has_step, struct rec **out,
                 size_t *nout)
@@ -320,6 +334,7 @@ static int load(const char *dir, uint32_t job, uint32_t step, int has_step, stru
 			free(text);
 			continue;
 		}
+		printable(r[n].j);
 		r[n].step = u32_or(r[n].j, "step", 0);
 		r[n].node_rank = u32_or(r[n].j, "node_rank", 0);
 		n++;

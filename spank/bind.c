@@ -108,18 +108,17 @@ int rdzv_bind_local(spank_t sp, char *err, size_t errlen)
 	return 0;
 }
 
-/* Slurm's name for this node, as remote.c found it in the step's node list
- * (srun sets the list; a user cannot export over it), else SLURMD_NODENAME.
- * rdzv_path_node refuses a name with a '/': the path is the admin's, %n
- * must not leave its directory. */
+/* Slurm's name for this node: slurmd's own (rdzv_stepd_node), never the
+ * step's environment. rdzv_path_node refuses a name with a '/': the path is
+ * the admin's, %n must not leave its directory. */
 static int node_name(spank_t sp, char *buf, size_t len, char *err, size_t errlen)
 {
-	if (rdzv.nodename[0]) {
-		if (rdzv_strlcpy(buf, rdzv.nodename, len) < 0)
-			return rdzv_err(err, errlen, "node name too long for %%n");
-	} else if (rdzv_job_getenv(sp, "SLURMD_NODENAME", buf, len) <= 0 || !buf[0]) {
-		return rdzv_err(err, errlen, "no SLURM_STEP_NODELIST or SLURMD_NODENAME for %%n");
-	}
+	(void)sp;
+	if (!rdzv.stepd_node[0] && rdzv_stepd_node(rdzv.stepd_node, sizeof(rdzv.stepd_node)) < 0)
+		return rdzv_err(err, errlen,
+		                "slurmstepd has no SLURMD_NODENAME of its own for %%n");
+	if (rdzv_strlcpy(buf, rdzv.stepd_node, len) < 0)
+		return rdzv_err(err, errlen, "node name too long for %%n");
 	return 0;
 }
 
@@ -200,19 +199,11 @@ static const char *vis_var(void)
 	return bound.amd && bound.have_rocr ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
 }
 
-/* This node in the step's node list, into rdzv.nodename; 0 when unknown. */
+/* This node's name as slurmd knows it, into rdzv.stepd_node; 0 when unknown. */
 static int root_node_name(spank_t sp)
 {
-	char *list = NULL;
-	uint32_t id;
-
-	if (!rdzv.nodename[0] && spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS
-	    && rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &list) >= 0 && list) {
-		if (rdzv_hostlist_nth(list, id, rdzv.nodename, sizeof(rdzv.nodename), NULL, 0) < 0)
-			rdzv.nodename[0] = '\0';
-		free(list);
-	}
-	return rdzv.nodename[0] != '\0';
+	(void)sp;
+	return rdzv.stepd_node[0] || rdzv_stepd_node(rdzv.stepd_node, sizeof(rdzv.stepd_node)) == 0;
 }
 
 int rdzv_bind_init_post_opt(spank_t sp)
@@ -231,9 +222,9 @@ int rdzv_bind_init_post_opt(spank_t sp)
 	    || spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid >= 0xfffffff0u
 	    || !step_has_gpus(sp, gpus, sizeof(gpus)))
 		return 0;
-	/* As root, %n comes from the step's node list only (remote.c has not
-	 * read it yet); never from SLURMD_NODENAME, which is the user's here
-	 * (tests/0073). Without it, user_init loads the model instead. */
+	/* As root, %n is slurmd's own name for the node (rdzv_stepd_node);
+	 * never the job's SLURMD_NODENAME or node list, which the user or the
+	 * client set (tests/0073). Without it, user_init fails the step. */
 	if (strstr(rdzv.conf.topology, "%n") && !root_node_name(sp))
 		return 0;
 	if (load_model(sp, &bound.topo, bound.root_error, sizeof(bound.root_error)) < 0)
@@ -274,7 +265,7 @@ static int compute_table(spank_t sp, const struct rdzv_step *step, const char *s
 		goto fail;
 	ireq.root = rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL;
 	ireq.gres_conf = rdzv_gres_conf_path(rdzv.conf.gres_conf, gres, sizeof(gres));
-	ireq.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
+	ireq.node = rdzv.stepd_node[0] ? rdzv.stepd_node : NULL; /* gres.conf's NodeName= */
 	if (rdzv_identity_read(topo, &ireq, &bound.ident, err, errlen) < 0)
 		goto fail;
 	req.step_gpus = step_gpus;

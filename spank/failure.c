@@ -310,7 +310,8 @@ void rdzv_failure_task_exit(spank_t sp)
 
 struct worker {
 	int pid;
-	int seen_dead; /* its zombie was seen */
+	int pidfd;       /* taken before its parent was checked; -1: none */
+	int seen_dead;   /* its zombie was seen */
 	int has_rank;
 	int alive_ticks; /* seen alive without a worker's environment */
 	uint32_t rank;
@@ -318,7 +319,9 @@ struct worker {
 
 struct agent {
 	int pid;
-	uint32_t node_rank, workers; /* the task's global id, PET_NPROC_PER_NODE */
+	int pidfd;                      /* taken at task_post_fork; -1: none */
+	unsigned long long start;       /* its start time then (stat field 22) */
+	uint32_t node_rank, workers;    /* the task's global id, PET_NPROC_PER_NODE */
 	int done;     /* exited, or the watcher stood down for it */
 	long kill_at; /* ms on the monotonic clock; 0: not due */
 	struct worker w[WATCH_WORKERS];
@@ -334,16 +337,56 @@ static struct {
 	int na;
 } wd = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* What the watcher knows of a process: /proc/PID/stat, parsed. */
+struct proc {
+	char state;
+	int ppid, code;
+	unsigned long long start;
+};
 
-/* Reads a /proc file whole (small ones); returns its length or -1. */
-static int proc_state(int pid, char *state, int *code)
+/* /proc/PID/stat of pid. With a pidfd taken before this read (fd >= 0),
+ * it is proven to be fd's process: fd's process still unreaped after the
+ * read means nobody else held the pid during it (a zombie keeps its pid).
+ * 0, or -1 (gone, reaped, or not the process fd names). */
+static int proc_read(int pid, int fd, struct proc *ps)
 {
 	char path[64], buf[1024];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	n = rdzv_read_small(path, buf, sizeof(buf));
-	return n > 0 ? rdzv_proc_stat_parse(buf, (size_t)n, state, NULL, code) : -1;
+	if (n <= 0 || rdzv_proc_stat_parse(buf, (size_t)n, &ps->state, &ps->ppid, &ps->code,
+	                                   &ps->start) < 0)
+		return -1;
+	return fd >= 0 && rdzv_pidfd_signal(fd, 0) < 0 ? -1 : 0;
+}
+
+/* Whether the agent's pid is still the task slurmstepd forked: its pidfd's
+ * process, or without pidfds, slurmstepd's child with the start time seen
+ * at task_post_fork (the only way to tell it from a later process that took
+ * the pid once slurmstepd reaped the task). */
+static int agent_is_ours(const struct agent *a, struct proc *ps)
+{
+	if (proc_read(a->pid, a->pidfd, ps) < 0)
+		return 0;
+	return a->pidfd >= 0 || (ps->ppid == (int)getpid() && ps->start == a->start);
+}
+
+/* SIGKILL to the agent, never to a process that took its pid: through its
+ * pidfd, or, where the kernel has none, after its parent and start time
+ * were checked again this instant (the window left is between that read
+ * and kill(2): microseconds, with slurmstepd the only one that reaps it). */
+static int agent_kill(const struct agent *a)
+{
+	struct proc ps;
+
+	if (a->pidfd >= 0)
+		return rdzv_pidfd_signal(a->pidfd, SIGKILL);
+	if (!agent_is_ours(a, &ps)) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(a->pid, SIGKILL); /* rdzv: proven pid (agent_is_ours, this instant) */
 }
 
 /* The agent's children, over all its threads. */
@@ -387,37 +430,58 @@ static int env_has(const char *env, size_t n, const char *name)
 	return 0;
 }
 
+/* The agent's child pid, as a worker: known already, or taken now, its
+ * pidfd first and then its parent checked (the fd is then proven to be the
+ * agent's child: a pid the agent has not reaped is not reused). NULL when
+ * the table is full or pid is no longer the agent's child. */
 static struct worker *find_worker(struct agent *a, int pid)
 {
-	int i;
+	struct worker *w;
+	struct proc ps;
+	int i, fd;
 
 	for (i = 0; i < a->nw; i++)
 		if (a->w[i].pid == pid)
 			return &a->w[i];
 	if (a->nw == WATCH_WORKERS)
 		return NULL;
-	memset(&a->w[a->nw], 0, sizeof(a->w[0]));
-	a->w[a->nw].pid = pid;
-	return &a->w[a->nw++];
+	fd = rdzv_pidfd_open(pid);
+	if (proc_read(pid, fd, &ps) < 0 || ps.ppid != a->pid) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	w = &a->w[a->nw++];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->pidfd = fd;
+	return w;
 }
 
 static void watch_agent(struct agent *a, long now)
 {
-	int kids[WATCH_WORKERS], nk, i, j, code;
-	char st, path[64], env[65536];
+	int kids[WATCH_WORKERS], nk, i, j;
+	char path[64], env[65536];
 	struct worker *w;
+	struct proc ps;
 	ssize_t n;
 
-	if (proc_state(a->pid, &st, &code) < 0 || st == 'Z' || st == 'X') {
+	if (!agent_is_ours(a, &ps) || ps.state == 'Z' || ps.state == 'X') {
+		if (a->kill_at)
+			slurm_info(RDZV_TAG ": torchrun (pid %d) ended before its deadline: "
+			           "not signalled", a->pid);
 		a->done = 1;
 		return;
 	}
 	if (a->kill_at) {
 		if (now >= a->kill_at) {
-			slurm_info(RDZV_TAG ": torchrun (pid %d) is still running after its "
-			           "worker failed (PyTorch 1.x waits 300 s in its exit barrier): "
-			           "killing it to stop the step", a->pid);
-			kill(a->pid, SIGKILL);
+			if (agent_kill(a) == 0)
+				slurm_info(RDZV_TAG ": torchrun (pid %d) is still running after its "
+				           "worker failed (PyTorch 1.x waits 300 s in its exit barrier): "
+				           "killed it to stop the step", a->pid);
+			else
+				slurm_info(RDZV_TAG ": torchrun (pid %d) ended before its deadline: "
+				           "not signalled (%s)", a->pid, strerror(errno));
 			a->done = 1;
 		}
 		return;
@@ -437,16 +501,19 @@ static void watch_agent(struct agent *a, long now)
 	for (i = 0; i < nk; i++) {
 		if (!(w = find_worker(a, kids[i])) || w->seen_dead)
 			continue;
-		if (proc_state(w->pid, &st, &code) < 0)
+		if (proc_read(w->pid, w->pidfd, &ps) < 0 || ps.ppid != a->pid)
 			continue;
-		if (st != 'Z') {
+		if (ps.state != 'Z') {
 			if (!w->has_rank) {
 				snprintf(path, sizeof(path), "/proc/%d/environ", w->pid);
 				n = rdzv_read_small(path, env, sizeof(env));
 				/* A torchrun worker: the agent set RANK and
-				 * TORCHELASTIC_RUN_ID (not a wrapper's grep). */
+				 * TORCHELASTIC_RUN_ID (not a wrapper's grep); the
+				 * rank named to srun only when the pidfd's process
+				 * outlived the read (the environment was its own). */
 				if (n > 0 && rdzv_environ_rank(env, (size_t)n, &w->rank) == 0
-				    && env_has(env, (size_t)n, "TORCHELASTIC_RUN_ID="))
+				    && env_has(env, (size_t)n, "TORCHELASTIC_RUN_ID=")
+				    && (w->pidfd < 0 || rdzv_pidfd_signal(w->pidfd, 0) == 0))
 					w->has_rank = 1;
 				else
 					w->alive_ticks++;
@@ -454,9 +521,9 @@ static void watch_agent(struct agent *a, long now)
 			continue;
 		}
 		w->seen_dead = 1;
-		if (!rdzv_failure_is_bad(code))
+		if (!rdzv_failure_is_bad(ps.code))
 			continue;
-		if (WIFSIGNALED(code) && WTERMSIG(code) == SIGTERM) {
+		if (WIFSIGNALED(ps.code) && WTERMSIG(ps.code) == SIGTERM) {
 			a->done = 1; /* the agent or Slurm is stopping the workers */
 			return;
 		}
@@ -477,7 +544,7 @@ static void watch_agent(struct agent *a, long now)
 			f.rank = w->has_rank ? w->rank : a->node_rank;
 			f.per_node = !w->has_rank;
 			f.workers = w->has_rank ? 0 : a->workers;
-			f.status = code;
+			f.status = ps.code;
 			send_failure(&f);
 		}
 		a->kill_at = now + RDZV_AGENT_GRACE_MS;
@@ -527,10 +594,25 @@ void rdzv_failure_task_post_fork(spank_t sp)
 	node_rank += rdzv.step.task_offset;
 	pthread_mutex_lock(&wd.mu);
 	if (wd.na < WATCH_AGENTS) {
-		memset(&wd.a[wd.na], 0, sizeof(wd.a[0]));
-		wd.a[wd.na].node_rank = node_rank;
-		wd.a[wd.na].workers = workers(sp);
-		wd.a[wd.na++].pid = (int)pid;
+		struct agent *a = &wd.a[wd.na];
+		struct proc ps;
+
+		memset(a, 0, sizeof(*a));
+		a->node_rank = node_rank;
+		a->workers = workers(sp);
+		a->pid = (int)pid;
+		/* The task is slurmstepd's child, not yet reaped (it has not
+		 * run task_init): its pid is surely it, so the pidfd is. */
+		a->pidfd = rdzv_pidfd_open(pid);
+		if (a->pidfd < 0)
+			slurm_debug(RDZV_TAG ": no pidfd for task %d (%s): its parent and start "
+			            "time are checked before it is signalled", (int)pid, strerror(errno));
+		if (proc_read(a->pid, a->pidfd, &ps) == 0) {
+			a->start = ps.start;
+			wd.na++;
+		} else if (a->pidfd >= 0) {
+			close(a->pidfd);
+		}
 	}
 	if (!wd.started) {
 		/* The thread takes no signals of slurmstepd's. */
@@ -544,10 +626,20 @@ void rdzv_failure_task_post_fork(spank_t sp)
 
 void rdzv_failure_remote_exit(void)
 {
+	int i, j;
+
 	rdzv_live_node_stop();
 	if (!wd.started)
 		return;
 	atomic_store(&wd.stop, 1);
 	pthread_join(wd.th, NULL);
 	wd.started = 0;
+	for (i = 0; i < wd.na; i++) {
+		if (wd.a[i].pidfd >= 0)
+			close(wd.a[i].pidfd);
+		for (j = 0; j < wd.a[i].nw; j++)
+			if (wd.a[i].w[j].pidfd >= 0)
+				close(wd.a[i].w[j].pidfd);
+	}
+	wd.na = 0;
 }

@@ -48,13 +48,13 @@ void rdzv_node_task_post_fork(spank_t sp)
 		return;
 	node.claimed = -1; /* tried: once per step */
 	(void)sp;
-	if ((n = rdzv_bind_step_gpus(&gpus)) == 0 || map_dir(rdzv.nodename, node.dir,
+	if ((n = rdzv_bind_step_gpus(&gpus)) == 0 || map_dir(rdzv.stepd_node, node.dir,
 	                                                    sizeof(node.dir)) < 0)
 		return;
-	if (rdzv_jobmap_claim(node.dir, proc_root(), rdzv.step.job_id, rdzv.step.step_id, gpus, n,
-	                      getpid(), rdzv_proc_starttime(proc_root(), getpid()), err,
+	if (rdzv_jobmap_claim(node.dir, proc_root(), rdzv.step.slurm_job_id, rdzv.step.step_id, gpus,
+	                      n, getpid(), rdzv_proc_starttime(proc_root(), getpid()), err,
 	                      sizeof(err)) < 0) {
-		slurm_error(RDZV_TAG ": dcgm job map: step %u.%u: %s", rdzv.step.job_id,
+		slurm_error(RDZV_TAG ": dcgm job map: step %u.%u: %s", rdzv.step.slurm_job_id,
 		            rdzv.step.step_id, err);
 		return;
 	}
@@ -66,9 +66,9 @@ void rdzv_node_exit(void)
 	char err[RDZV_ERRLEN];
 
 	if (node.claimed == 1
-	    && rdzv_jobmap_release(node.dir, proc_root(), rdzv.step.job_id, rdzv.step.step_id, err,
-	                           sizeof(err)) < 0)
-		slurm_error(RDZV_TAG ": dcgm job map: step %u.%u: %s", rdzv.step.job_id,
+	    && rdzv_jobmap_release(node.dir, proc_root(), rdzv.step.slurm_job_id, rdzv.step.step_id,
+	                           err, sizeof(err)) < 0)
+		slurm_error(RDZV_TAG ": dcgm job map: step %u.%u: %s", rdzv.step.slurm_job_id,
 		            rdzv.step.step_id, err);
 	memset(&node, 0, sizeof(node));
 }

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,11 +59,12 @@ static int read_conf(int ac, char **av, struct rdzv_conf *c)
 	return 0;
 }
 
-/* Slurm's name of this node: slurmd sets SLURMD_NODENAME in the prolog's
- * and epilog's environment (no user's). */
+/* Slurm's name of this node: slurmd sets SLURMD_NODENAME to its own
+ * conf->node_name in the prolog's and epilog's environment (src/plugins/
+ * prep/script/prep_script_slurmd.c), which no user's variable reaches. */
 static const char *node_name(void)
 {
-	const char *n = getenv("SLURMD_NODENAME");
+	const char *n = getenv("SLURMD_NODENAME"); /* rdzv: slurmd's own */
 
 	return n && n[0] ? n : NULL;
 }
@@ -102,12 +104,29 @@ static void drain(const char *name, const char *fault)
 	char node_arg[300], reason_arg[RDZV_HEALTH_REASON_MAX + 32], cmd[] = "scontrol",
 	     update[] = "update", state[] = "state=drain";
 	char *argv[] = { cmd, update, node_arg, state, reason_arg, NULL };
+	/* scontrol's environment: a fixed PATH and slurmd's SLURM_CONF, nothing
+	 * else of the prolog's (which merges the job's SPANK job-control
+	 * variables: LD_*, SLURM_* that steer scontrol are not passed). */
+	char path_env[] = "PATH=/usr/sbin:/usr/bin:/sbin:/bin", conf_env[4096 + 16];
+	char *envp[] = { path_env, NULL, NULL };
+	const char *conf = getenv("SLURM_CONF"); /* slurmd sets it after the job's (prep_script) */
 	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct stat st;
 	int status = 0, waited = 0;
 	pid_t pid, r;
 
 	snprintf(node_arg, sizeof(node_arg), "nodename=%s", name);
 	snprintf(reason_arg, sizeof(reason_arg), "reason=rdzv: %s", fault);
+	/* Root runs it: only a file of root's that nobody else can change. */
+	if (stat(RDZV_SCONTROL, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)
+	    || !S_ISREG(st.st_mode)) {
+		slurm_error(TAG ": health: cannot drain %s: %s is not a file of root's closed to "
+		            "others", name, RDZV_SCONTROL);
+		return;
+	}
+	if (conf && conf[0] == '/'
+	    && snprintf(conf_env, sizeof(conf_env), "SLURM_CONF=%s", conf) < (int)sizeof(conf_env))
+		envp[1] = conf_env;
 	if ((pid = fork()) < 0) {
 		slurm_error(TAG ": health: cannot drain %s: fork: %s", name, strerror(errno));
 		return;
@@ -120,7 +139,7 @@ static void drain(const char *name, const char *fault)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execv(RDZV_SCONTROL, argv);
+		execve(RDZV_SCONTROL, argv, envp);
 		_exit(127);
 	}
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0 && waited < DRAIN_WAIT_MS) {

@@ -34,7 +34,12 @@ struct rdzv_plugin {
 	int srun_allocates;     /* srun: no job before it (no SLURM_JOB_ID, no --jobid) */
 	char if_note[RDZV_ERRLEN + 64]; /* the interface toward rank 0's node, or why none */
 	char domain_note[RDZV_ERRLEN + 64]; /* the node's NVLink domain, or why unknown */
-	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "" */
+	char nodename[RDZV_HOST_MAX]; /* this node in the step's node list, or "": the
+	                               * user's own step (numbering, messages) */
+	char stepd_node[RDZV_HOST_MAX]; /* slurmd's own name for this node
+	                                 * (rdzv_stepd_node), or "": every name
+	                                 * and path root builds (records, metrics,
+	                                 * DCGM claims, %n) */
 };
 
 extern struct rdzv_plugin rdzv;
@@ -165,6 +170,12 @@ int rdzv_grace_srun_stop(void);     /* 1: the grace's verdict was said */
  * (rank_node and node_names are taken over); nodes: tell srun and wait. */
 struct rdzv_megatron_layout;
 struct rdzv_step;
+/* This node's name as slurmd knows itself (slurmd -N included), from
+ * slurmstepd's own environment, which slurmstepd sets before loading any
+ * plugin; never from the job's. 0, or -1 (buf "") when slurmstepd has none
+ * or it is not a node name. Root's names (records, metrics, DCGM claims,
+ * %n) come from this alone. */
+int rdzv_stepd_node(char *buf, size_t len);
 int rdzv_domains_srun_start(uint32_t job, uint32_t step, uint32_t nnodes, uint32_t ntasks,
                             const struct rdzv_megatron_layout *l, uint32_t **rank_node,
                             char ***node_names, char *err, size_t errlen);

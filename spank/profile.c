@@ -187,7 +187,7 @@ static int check_mnnvl(const struct rdzv_profile_needs *needs, char *err, size_t
 
 	lib[0] = '\0';
 	if (rdzv.conf.nvml_library[0]
-	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
+	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.stepd_node, lib, sizeof(lib), why,
 	                      sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "MNNVL: node %s: plugstack nvml_library: %s", node, why);
 	if (rdzv_mnnvl_check_once(rdzv.conf.identity_root[0] ? rdzv.conf.identity_root : NULL,

@@ -74,10 +74,11 @@ void rdzv_record_init_post_opt(void)
 		rec.sock[0] = rec.sock[1] = -1;
 		return;
 	}
-	/* As root: past net.core.wmem_max; failing, the default buffer holds
-	 * fewer tasks' parts (the record says how many it lacks). */
-	if (setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		(void)setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	/* Within the site's net.core.wmem_max, never past it (SO_SNDBUFFORCE
+	 * would give every step memory the admin did not grant): a smaller
+	 * buffer holds fewer tasks' parts, and the record says how many it
+	 * lacks. */
+	(void)setsockopt(rec.sock[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
 static void close_socks(void)
@@ -211,15 +212,15 @@ static int write_file(const char *text, size_t len)
 {
 	char name[RDZV_HOST_MAX + 64], err[RDZV_ERRLEN];
 
-	if (rdzv_record_name(rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename, name,
+	if (rdzv_record_name(rdzv.step.slurm_job_id, rdzv.step.step_id, rdzv.stepd_node, name,
 	                     sizeof(name)) < 0) {
 		slurm_error(RDZV_TAG ": record: step %u.%u: no file name for node '%s'",
-		            rdzv.step.job_id, rdzv.step.step_id, rdzv.nodename);
+		            rdzv.step.slurm_job_id, rdzv.step.step_id, rdzv.stepd_node);
 		return -1;
 	}
 	if (rdzv_record_write(rdzv.conf.record_dir, name, text, len, err, sizeof(err)) < 0) {
-		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.job_id, rdzv.step.step_id,
-		            err);
+		slurm_error(RDZV_TAG ": record: step %u.%u: %s", rdzv.step.slurm_job_id,
+		            rdzv.step.step_id, err);
 		return -1;
 	}
 	return 0;
@@ -277,11 +278,11 @@ static void send_syslog(struct rdzv_record_node *n, const char *text, size_t len
 		if (rdzv_record_node_json(n, &w) < 0 || !(text = rdzv_jw_text(&w)) || w.full)
 			text = NULL;
 	}
-	if (text) {
-		openlog("rdzv", LOG_PID | LOG_NDELAY, rdzv.conf.record_syslog);
-		syslog(LOG_INFO, "%s", text);
-		closelog();
-	}
+	/* The facility given with each message: openlog/closelog would change
+	 * the process-wide ident, facility and socket that Slurm's own logging
+	 * in slurmstepd uses. The text is JSON, its control bytes escaped. */
+	if (text)
+		syslog(rdzv.conf.record_syslog | LOG_INFO, RDZV_TAG ": %s", text);
 	rdzv_jw_free(&w);
 }
 
@@ -303,11 +304,11 @@ void rdzv_record_exit(spank_t sp)
 	rec.sock[1] = -1;
 	nparts = take_parts(&parts);
 	memset(&n, 0, sizeof(n));
-	n.job = rdzv.step.job_id;
+	n.job = rdzv.step.slurm_job_id;
 	n.step = rdzv.step.step_id;
 	n.het = rdzv.step.het;
 	n.task_offset = rdzv.step.task_offset;
-	n.node = rdzv.nodename[0] ? rdzv.nodename : NULL;
+	n.node = rdzv.stepd_node[0] ? rdzv.stepd_node : NULL;
 	n.node_id = rdzv.step.node_id;
 	n.node_rank = rdzv.step.node_rank;
 	n.nnodes = rdzv.step.nnodes;

@@ -144,17 +144,34 @@ static void free_argv(struct rdzv_step *st)
 	st->argc = 0;
 }
 
+int rdzv_stepd_node(char *buf, size_t len)
+{
+	/* slurmstepd's own environment, not the job's (spank_getenv): it sets
+	 * SLURMD_NODENAME to slurmd's conf->node_name (slurmd -N included)
+	 * when it reads slurmd's configuration, before any plugin is loaded
+	 * (src/slurmd/slurmstepd/slurmstepd.c, 22.05 to 26.05). */
+	const char *v = getenv("SLURMD_NODENAME"); /* rdzv: slurmstepd's own */
+
+	buf[0] = '\0';
+	if (!v || !rdzv_host_name_ok(v, strlen(v)) || rdzv_strlcpy(buf, v, len) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
 {
 	char restart[32];
 
-	if (spank_get_item(sp, S_JOB_ID, &st->job_id) != ESPANK_SUCCESS
+	if (spank_get_item(sp, S_JOB_ID, &st->slurm_job_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_STEPID, &st->step_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_NNODES, &st->nnodes) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_NODEID, &st->node_id) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &st->ntasks) != ESPANK_SUCCESS
 	    || spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &st->local_ntasks) != ESPANK_SUCCESS)
 		return rdzv_err(err, errlen, "cannot read the step's ids and task counts from Slurm");
+	st->job_id = st->slurm_job_id;
 	if (st->nnodes == 0 || st->ntasks == 0 || st->node_id >= st->nnodes
 	    || st->local_ntasks == 0 || st->local_ntasks > st->ntasks)
 		return rdzv_err(err, errlen,
@@ -319,7 +336,7 @@ static int read_nvml_domain(struct rdzv_step *st, char *err, size_t errlen)
 	st->domain[0] = '\0';
 	lib[0] = '\0';
 	if (rdzv.conf.nvml_library[0]
-	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.nodename, lib, sizeof(lib), why,
+	    && rdzv_path_node(rdzv.conf.nvml_library, rdzv.stepd_node, lib, sizeof(lib), why,
 	                      sizeof(why)) < 0)
 		return rdzv_err(err, errlen, "nvlink_domain=nvml: plugstack nvml_library: %s", why);
 	return rdzv_fabric_node_domain(&rdzv_node_fabric, lib, rdzv.nodename, st->domain,
@@ -560,9 +577,14 @@ static int step_refused(spank_t sp, uint32_t step)
 
 static void save_error(const char *what, const char *err)
 {
+	char clean[RDZV_ERRLEN];
+
 	if (!rdzv.error[0])
 		snprintf(rdzv.error, sizeof(rdzv.error), "%s%s", what, err);
-	slurm_error(RDZV_TAG ": step %u.%u: %s%s", rdzv.step.job_id, rdzv.step.step_id, what, err);
+	/* The reason may quote the user's values (a MASTER_PORT, a host):
+	 * slurmd's log gets them printable, on this one line. */
+	slurm_error(RDZV_TAG ": step %u.%u: %s%s", rdzv.step.job_id, rdzv.step.step_id, what,
+	            rdzv_text_printable(clean, sizeof(clean), err));
 }
 
 int rdzv_remote_user_init(spank_t sp)
@@ -613,9 +635,9 @@ int rdzv_remote_user_init(spank_t sp)
 			rdzv.active = 0;
 		return 0;
 	}
-	/* This node's Slurm name: the step's node list at our index (srun sets
-	 * the list, a user cannot export over it; SLURMD_NODENAME is only set
-	 * in each task, after user_init). Read once, for any list length. */
+	/* This node's name for the user's own step: the step's node list at
+	 * our index (read once, for any list length). The client assembled
+	 * that list (issue 45): root's names use slurmd's own (stepd_node). */
 	if (rdzv_job_getenv_dup(sp, "SLURM_STEP_NODELIST", &nodelist) < 0) {
 		save_error("", "cannot read SLURM_STEP_NODELIST");
 		return 0;
@@ -625,6 +647,10 @@ int rdzv_remote_user_init(spank_t sp)
 	else if (!nodelist || rdzv_hostlist_nth(nodelist, rdzv.step.node_id, rdzv.nodename,
 	                                        sizeof(rdzv.nodename), NULL, 0) < 0)
 		rdzv.nodename[0] = '\0';
+	if (!rdzv.stepd_node[0] && rdzv_stepd_node(rdzv.stepd_node, sizeof(rdzv.stepd_node)) < 0)
+		slurm_error(RDZV_TAG ": step %u.%u: slurmstepd has no SLURMD_NODENAME of its own: "
+		            "no record, metrics, DCGM claim or %%n path for this step",
+		            rdzv.step.slurm_job_id, rdzv.step.step_id);
 	{
 		char *mark = NULL;
 

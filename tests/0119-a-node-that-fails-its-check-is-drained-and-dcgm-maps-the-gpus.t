@@ -138,6 +138,33 @@ wait_for 60 gone "$T/dcgm/n1"; ok $? "the job's epilog removed the mapping of th
 ls "$T/dcgm/n1/.rdzv-claims" | grep -q "^$job\." ; ok "$([ $? != 0 ] && echo 0 || echo 1)" "... and its claim"
 wait "$srun_pid" 2>/dev/null
 
+# 3b. Issue 45: a step whose client forges SLURM_JOB_ID (a het step of the
+# attacker's own job, launched by the real srun with tests/harness/
+# forge-launch.c preloaded, naming a running job) neither takes over that
+# job's claim nor relabels its GPU: claims carry S_JOB_ID, the component's
+# own job id. Before the fix the forged id named the claim.
+forge=$top_builddir/tests/harness/.libs/forge-launch.so
+rm -f "$T"/started.* "$T/go" "$T/go2" "$T/job" "$T/ajob"
+srun -N1 -w n1 -n1 --gres=gpu:1 bash -c "echo \$SLURM_JOB_ID > $T/job; touch $T/started.v; while [ ! -e $T/go ]; do sleep 0.1; done" >"$T/out4" 2>&1 &
+victim_pid=$!
+wait_for 60 started 1; ok $? "the victim's step runs on n1"
+victim=$(cat "$T/job" 2>/dev/null)
+vgpu=$(gpu_files "$T/dcgm/n1")
+vclaim=$(cat "$T/dcgm/n1/.rdzv-claims/$victim.0" 2>/dev/null)
+env LD_PRELOAD="$forge" RDZV_FORGE_SLURM_JOB_ID="$victim" \
+	srun -w n1 -N1 -n1 --gres=gpu:1 bash -c "echo \$SLURM_JOB_ID > $T/ajob; touch $T/started.a; while [ ! -e $T/go2 ]; do sleep 0.1; done" : \
+	-w n2 -N1 -n1 --gres=gpu:1 bash -c "touch $T/started.b; while [ ! -e $T/go2 ]; do sleep 0.1; done" >"$T/out5" 2>&1 &
+attacker_pid=$!
+wait_for 60 started 3; ok $? "a het step with SLURM_JOB_ID=$victim forged runs on n1 and n2"
+attacker=$(cat "$T/ajob" 2>/dev/null)
+has_claim() { [ -f "$T/dcgm/n1/.rdzv-claims/$1" ]; }
+wait_for 30 has_claim "$attacker.0"; ok $? "the attacker's claim on n1 is its own job's ($attacker.0)"
+is "$(cat "$T/dcgm/n1/.rdzv-claims/$victim.0" 2>/dev/null)" "$vclaim" "the victim's claim $victim.0 is untouched"
+is "$(cat "$T/dcgm/n1/$vgpu" 2>/dev/null)" "$victim" "... and its GPU $vgpu still names job $victim"
+touch "$T/go" "$T/go2"
+wait "$victim_pid" "$attacker_pid"
+wait_for 60 gone "$T/dcgm/n1"; ok $? "both steps ended: no file is left"
+
 # 4. The health gate. Healthy first: the check's own time, and srun's
 # start with and without it (best of 3, a new job each: the prolog runs
 # once per job and node).

@@ -6,14 +6,19 @@
 #
 #   tests/static-analysis.sh            (uses $top_builddir/config.h when set)
 #
-# Also checks two privilege rules of doc/privilege.md that a compiler cannot:
+# Also checks the privilege rules of doc/privilege.md that a compiler cannot:
 # the plugin never changes its credentials (no setuid/seteuid/setgid/
-# setgroups calls in spank/ or lib/), and never runs a program (no
-# system/popen/exec*).
+# setgroups calls in spank/ or lib/), never runs a program (no
+# system/popen/exec*) but its named exceptions (test 2); and (test 3, the
+# threat model's rules 6 and 7) never signals a bare pid: every kill( is
+# of a child the same code forked and has not reaped, or the torchrun
+# watcher's one fallback marked "rdzv: proven pid"; no root path reads a
+# job identity (job, step, het ids, node names) from the job's environment,
+# and slurmd's own SLURMD_NODENAME is read only where marked.
 set -u
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${top_builddir:-}
-echo "1..2"
+echo "1..3"
 
 if ! command -v cppcheck >/dev/null 2>&1; then
 	# A skip, never a pass; under CI (CI=true) tests/install-deps.sh should
@@ -54,7 +59,7 @@ nsrc=$(cd "$srcdir" && ls spank/*.c lib/*/*.c 2>/dev/null | wc -l)
 [ -n "${bad:-}" ] || bad=$(cd "$srcdir" && grep -nE '\b(setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|setgroups|initgroups|system|popen|execl|execlp|execle|execv|execvp|execvpe|execve|fork|vfork|clone|posix_spawn|posix_spawnp)[[:space:]]*\(' \
 	spank/*.c lib/*/*.c 2>/dev/null | grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
 	| grep -vE '^spank/hang\.c:[0-9]+:.*\bposix_spawn\(&pid, argv\[0\], &fa, &at, argv, environ\)' \
-	| grep -vE '^spank/node_script\.c:[0-9]+:.*(\(pid = fork\(\)\) < 0|\bexecv\(RDZV_SCONTROL, argv\);)' \
+	| grep -vE '^spank/node_script\.c:[0-9]+:.*(\(pid = fork\(\)\) < 0|\bexecve\(RDZV_SCONTROL, argv, envp\);)' \
 	| grep -vE '^lib/bind/health\.c:[0-9]+:.*\(pid = fork\(\)\) < 0')
 # The one exception (rule 2): srun, the user's own process, runs the
 # admin's hang_helper= (rdzv-hang) once per armed step, from spank/hang.c's
@@ -70,8 +75,8 @@ if [ -z "${bad:-}" ]; then
 		nfork=$(cd "$srcdir" && grep -cE '\bfork\(' "$f")
 		[ "$nfork" = 1 ] || bad="$f: expected exactly one fork(, found $nfork"
 	done
-	nexec=$(cd "$srcdir" && grep -cE '\bexecv\(' spank/node_script.c)
-	[ "$nexec" = 1 ] || bad="spank/node_script.c: expected exactly one execv( (scontrol), found $nexec"
+	nexec=$(cd "$srcdir" && grep -cE '\bexecve?\(' spank/node_script.c)
+	[ "$nexec" = 1 ] || bad="spank/node_script.c: expected exactly one execve( (scontrol, its environment fixed), found $nexec"
 fi
 if [ -z "$bad" ]; then
 	echo "ok 2 - the plugin never changes credentials, and runs no program but srun's rdzv-hang and the prolog's scontrol drain ($nsrc files; doc/privilege.md)"
@@ -79,4 +84,38 @@ else
 	echo "not ok 2 - credential change or program execution in plugin code"
 	printf '%s\n' "$bad" | sed 's/^/# /'
 fi
-[ -z "$bad" ] && { [ "${rc:-0}" -eq 0 ] && [ "${n:-0}" -eq 0 ]; }
+
+# Rule 6: a signal reaches the process it means. Allowed: the watcher's
+# fallback (spank/failure.c, after its parent and start time were checked),
+# srun's own rdzv-hang child (hang.c) and the prolog's own children
+# (node_script.c's scontrol, health.c's check), each killed before the
+# waitpid that reaps it, so its pid cannot have been reused.
+bad3=$(cd "$srcdir" && grep -nE '(^|[^_a-z])kill[[:space:]]*\(' spank/*.c lib/*/*.c \
+	| grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
+	| grep -vE '^spank/failure\.c:[0-9]+:[[:space:]]*return kill\(a->pid, SIGKILL\); /\* rdzv: proven pid' \
+	| grep -vE '^spank/hang\.c:[0-9]+:[[:space:]]*kill\(pid, SIG(TERM|KILL)\);$' \
+	| grep -vE '^spank/node_script\.c:[0-9]+:[[:space:]]*kill\(pid, SIGKILL\);$' \
+	| grep -vE '^lib/bind/health\.c:[0-9]+:[[:space:]]*\(void\)kill\(pid, SIGKILL\);$' \
+	| sed 's/^/bare pid signalled: /')
+# Rule 7: the names root writes (records, metrics, DCGM claims, %n) come
+# from SPANK items and slurmd's own node name, never the job's environment:
+# no lookup of an identity variable in the files of root's paths, and
+# getenv("SLURMD_NODENAME") (slurmstepd's or the prolog's own environment,
+# which slurmstepd or slurmd set) only on a line marked as such.
+ids='SLURM_JOB_ID|SLURM_JOBID|SLURM_STEP_ID|SLURM_STEPID|SLURM_STEP_NODELIST|SLURM_JOB_NODELIST|SLURM_NODELIST|SLURMD_NODENAME|SLURM_NODEID|SLURM_HET_SIZE|SLURM_JOB_ID_HET_GROUP|SLURM_HET_JOB_ID'
+look='(getenv|spank_getenv|rdzv_job_getenv|rdzv_job_getenv_dup|rdzv_envp_get)[[:space:]]*\([^)]*"'
+root_files='spank/record.c spank/node.c spank/node_script.c spank/failure.c spank/bind.c lib/rdzv/record.c lib/rdzv/metrics.c lib/rdzv/jobmap.c'
+bad3="$bad3$(cd "$srcdir" && grep -nE "$look($ids)" $root_files spank/remote.c \
+	| grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
+	| grep -vE '^spank/remote\.c:[0-9]+:.*"SLURM_STEP_NODELIST"' \
+	| grep -vE 'getenv\("SLURMD_NODENAME"\); /\* rdzv: (slurmstepd|slurmd)'"'"'s own' \
+	| sed 's/^/job environment read as an identity in a root path: /')"
+nroot=$(cd "$srcdir" && ls $root_files 2>/dev/null | wc -l)
+[ "$nroot" -gt 0 ] || bad3="none of the root files ($root_files) under $srcdir"
+if [ -z "$bad3" ]; then
+	echo "ok 3 - no signal by a bare pid, no job identity from the job's environment in a root path ($nroot root files; doc/privilege.md rules 6 and 7)"
+else
+	echo "not ok 3 - a root path signals a bare pid or takes an identity from the job's environment"
+	printf '%s\n' "$bad3" | sed 's/^/# /'
+fi
+[ -z "$bad" ] && [ -z "$bad3" ] && { [ "${rc:-0}" -eq 0 ] && [ "${n:-0}" -eq 0 ]; }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,6 +182,18 @@ const char *rdzv_envp_get(char *const *envp, const char *name)
 	return NULL;
 }
 
+char *rdzv_text_printable(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	if (len == 0)
+		return dst;
+	for (i = 0; src && src[i] && i + 1 < len; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+	dst[i] = '\0';
+	return dst;
+}
+
 int rdzv_host_name_ok(const char *s, size_t n)
 {
 	size_t i;
@@ -249,6 +262,31 @@ int rdzv_private_dir(const char *path, char *err, size_t errlen)
 		return rdzv_err(err, errlen, "%s is open to others (mode %03o)", path,
 		                (unsigned)(st.st_mode & 0777));
 	return 0;
+}
+
+int rdzv_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	/* PIDFD_NONBLOCK is 5.10+; the fd is only signalled through, and
+	 * close-on-exec is what pidfd_open gives every pidfd. */
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+int rdzv_pidfd_signal(int pidfd, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#else
+	(void)pidfd;
+	(void)sig;
+	errno = ENOSYS;
+	return -1;
+#endif
 }
 
 ssize_t rdzv_read_small(const char *path, char *buf, size_t cap)

@@ -65,6 +65,12 @@ const char *rdzv_envp_get(char *const *envp, const char *name);
  * carry). */
 int rdzv_host_name_ok(const char *s, size_t n);
 
+/* src into dst (at most len - 1 bytes, always terminated; dst may be src)
+ * with every control byte (below 0x20, and 0x7f) written as '?': a user's text in
+ * slurmd's log or syslog can then neither start a line of its own nor carry
+ * terminal escapes. Returns dst. */
+char *rdzv_text_printable(char *dst, size_t len, const char *src);
+
 /* Milliseconds on the monotonic clock. */
 long rdzv_now_ms(void);
 
@@ -77,6 +83,14 @@ void rdzv_realtime_in(struct timespec *ts, long ms);
  * after them; binary-safe (an environ block). Never follows a final
  * symbolic link. Returns the length, or -1. */
 ssize_t rdzv_read_small(const char *path, char *buf, size_t cap);
+
+/* A pidfd for pid (pidfd_open(2), Linux 5.3+), close-on-exec: it names
+ * that process for as long as it is held, however the pid is reused later.
+ * -1 with errno ENOSYS where the kernel or the headers have none. */
+int rdzv_pidfd_open(pid_t pid);
+/* sig to the process of pidfd (pidfd_send_signal(2)): 0, or -1 with errno
+ * (ESRCH: it has ended and been reaped; sig 0 asks only that). */
+int rdzv_pidfd_signal(int pidfd, int sig);
 
 /* v in decimal into out (at most 10 bytes, no NUL); returns the digits
  * written. For texts built without printf (node orders of 65,536 nodes). */

@@ -305,7 +305,7 @@ int rdzv_fabric_read(const char *library, struct rdzv_fabric *f, char *err, size
 	if ((rc = n.init()) != 0) {
 		rdzv_err(err, errlen, "NVML: nvmlInit_v2 failed: %s (error %d)",
 		         rdzv_nvml_error_name(rc), rc);
-		dlclose(n.lib);
+		/* Not dlclose'd: see below. */
 		return -1;
 	}
 	if ((rc = n.count(&count)) != 0) {
@@ -346,7 +346,10 @@ int rdzv_fabric_read(const char *library, struct rdzv_fabric *f, char *err, size
 	rv = 0;
 out:
 	n.shutdown();
-	dlclose(n.lib);
+	/* Never dlclose'd: nvmlInit may have started threads that outlive
+	 * nvmlShutdown, and this runs inside slurmstepd (user_init), whose
+	 * other threads would then run unmapped code. The library stays
+	 * loaded for the step (a second dlopen of it only counts a reference). */
 	return rv;
 }
 

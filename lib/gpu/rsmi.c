@@ -193,7 +193,7 @@ int rdzv_rsmi_read(const char *library, struct rdzv_rsmi *out, char *err, size_t
 	if ((rc = r.init(0)) != 0) {
 		rdzv_err(err, errlen, "ROCm SMI: rsmi_init failed: %s (status %u)",
 		         rdzv_rsmi_status_name(rc), rc);
-		dlclose(r.lib);
+		/* Not dlclose'd: see below. */
 		return -1;
 	}
 	if ((rc = r.count(&count)) != 0) {
@@ -207,7 +207,8 @@ int rdzv_rsmi_read(const char *library, struct rdzv_rsmi *out, char *err, size_t
 	rv = 0;
 out:
 	r.shut_down();
-	dlclose(r.lib);
+	/* Never dlclose'd inside slurmstepd: rsmi_init may leave threads of
+	 * its own, as NVML may (fabric.c). */
 	return rv;
 }
 

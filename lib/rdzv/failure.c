@@ -238,11 +238,13 @@ uint32_t rdzv_restart_count(const char *s)
 	return (uint32_t)v;
 }
 
-int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code)
+int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code,
+                         unsigned long long *start)
 {
 	char text[2048];
 	const char *p;
 	int field, pp = 0, code = 0;
+	unsigned long long st = 0;
 	long v;
 	char *end;
 
@@ -259,7 +261,7 @@ int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int 
 	*state = p[2];
 	p += 3;
 	/* Every field after the state is a number; some are 64-bit unsigned
-	 * (rsslim), so only the two read are converted. */
+	 * (rsslim), so only the three read are converted. */
 	for (field = 4; *p == ' '; field++) {
 		const char *tok = ++p;
 
@@ -271,6 +273,12 @@ int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int 
 			p++;
 		if (*p != ' ' && *p != '\n' && *p != '\0')
 			return -1;
+		if (field == 22) { /* starttime: clock ticks since boot, unsigned */
+			errno = 0;
+			st = strtoull(tok, &end, 10);
+			if (errno || end != p || *tok == '-')
+				return -1;
+		}
 		if (field == 4 || field == 52) {
 			errno = 0;
 			v = strtol(tok, &end, 10);
@@ -286,6 +294,8 @@ int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int 
 		return -1;
 	if (ppid)
 		*ppid = pp;
+	if (start)
+		*start = st; /* 0: a stat too short to hold it */
 	*exit_code = field > 52 ? code : 0; /* older kernels: no field 52 */
 	return 0;
 }

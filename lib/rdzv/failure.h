@@ -139,9 +139,13 @@ int rdzv_report_parse(const char *s, uint32_t *job, uint32_t *step, uint16_t *po
  * names the failure itself), and never runs with torchrun's own restarts. */
 #define RDZV_AGENT_GRACE_MS 1000
 
-/* /proc/PID/stat: the state letter, the parent and exit_code (field 52,
- * Linux 3.5+: the wait(2) status of a zombie). 0, or -1 when malformed. */
-int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code);
+/* /proc/PID/stat: the state letter, the parent, exit_code (field 52,
+ * Linux 3.5+: the wait(2) status of a zombie) and the start time (field 22,
+ * clock ticks since boot; with the parent, what tells a process from a later
+ * one that took its pid). ppid and start may be NULL. 0, or -1 when
+ * malformed. */
+int rdzv_proc_stat_parse(const char *buf, size_t n, char *state, int *ppid, int *exit_code,
+                         unsigned long long *start);
 /* RANK=N in a '\0'-separated environment block (/proc/PID/environ). 0 found. */
 int rdzv_environ_rank(const char *buf, size_t n, uint32_t *rank);
 /* The pids of /proc/PID/task/TID/children ("12 13 "): how many were stored

@@ -2,6 +2,7 @@
 /* jobmap.c: DCGM-exporter's job-mapping files; see jobmap.h. */
 #define _GNU_SOURCE 1 /* O_CLOEXEC, O_NOFOLLOW, *at() */
 #include "config.h"
+#include "failure.h" /* rdzv_proc_stat_parse */
 #include "jobmap.h"
 #include "record.h"
 #include "util.h"
@@ -30,23 +31,17 @@ struct claim {
 
 unsigned long long rdzv_proc_starttime(const char *root, pid_t pid)
 {
-	char path[4096], *text, *p;
+	char path[4096], *text, state;
 	unsigned long long v = 0;
-	int field;
+	int code;
 
 	if (pid <= 0 || snprintf(path, sizeof(path), "%s/proc/%ld/stat", root && root[0] ? root : "",
 	                         (long)pid) >= (int)sizeof(path)
 	    || !(text = rdzv_read_head(path, 4096)))
 		return 0;
-	/* The command name may hold blanks and ')': fields count after the
-	 * last ')', which ends it; that is field 2, the start time field 22. */
-	if ((p = strrchr(text, ')'))) {
-		for (field = 2; *p && field < 22; p++)
-			if (*p == ' ')
-				field++;
-		if (field == 22)
-			v = strtoull(p, NULL, 10);
-	}
+	/* The watcher's fuzzed parser (failure.h): field 22, after the last ')'. */
+	if (rdzv_proc_stat_parse(text, strlen(text), &state, NULL, &code, &v) < 0)
+		v = 0;
 	free(text);
 	return v;
 }
@@ -299,8 +294,8 @@ static int open_dirs(const char *dir, int *dfd, int *cfd, int *lfd, char *err, s
 	if (!dir || dir[0] != '/')
 		return rdzv_err(err, errlen, "dcgm_job_map_dir=%s: not an absolute path",
 		                dir ? dir : "");
-	if ((*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return rdzv_err(err, errlen, "%s: %s", dir, strerror(errno));
+	if ((*dfd = rdzv_admin_dir_open("dcgm_job_map_dir", dir, err, errlen)) < 0)
+		return -1;
 	if (mkdirat(*dfd, RDZV_JOBMAP_CLAIMS, 0700) < 0 && errno != EEXIST)
 		return rdzv_err(err, errlen, "%s/" RDZV_JOBMAP_CLAIMS ": %s", dir, strerror(errno));
 	if ((*cfd = openat(*dfd, RDZV_JOBMAP_CLAIMS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW

@@ -195,16 +195,15 @@ int rdzv_metrics_update(const char *dir, const struct rdzv_metrics_step *s, char
 	long len;
 	ssize_t k;
 
-	if (rdzv_admin_dir_check("metrics_dir", dir, err, errlen) < 0)
-		return -1;
 	if (!(m = calloc(1, sizeof(*m))) || !(old = malloc(RDZV_METRICS_FILE_MAX + 1))
 	    || !(text = malloc(RDZV_METRICS_FILE_MAX))) {
 		rdzv_err(err, errlen, "out of memory");
 		goto out;
 	}
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0
-	    || (lfd = openat(dfd, ".rdzv.prom.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	                     0600)) < 0
+	if ((dfd = rdzv_admin_dir_open("metrics_dir", dir, err, errlen)) < 0)
+		goto out;
+	if ((lfd = openat(dfd, ".rdzv.prom.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	                  0600)) < 0
 	    || flock(lfd, LOCK_EX) < 0) {
 		rdzv_err(err, errlen, "metrics_dir=%s: %s", dir, strerror(errno));
 		goto out;

@@ -238,23 +238,82 @@ int rdzv_record_name(uint32_t job, uint32_t step, const char *node, char *buf, s
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen)
+/* Whether a directory's owner and mode make it the admin's: root's (or
+ * the caller's own, for tests run as a user), written by nobody else; an
+ * ancestor may be open to others only with the sticky bit (/tmp), since its
+ * next part, owned by root, is checked in turn. */
+static int dir_owned(const struct stat *st, int last)
 {
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return 0;
+	return !(st->st_mode & 022) || (!last && (st->st_mode & S_ISVTX));
+}
+
+int rdzv_admin_dir_open(const char *key, const char *dir, char *err, size_t errlen)
+{
+	char *real = NULL, *p, *part, *save = NULL;
 	struct stat st;
+	int fd = -1, next, last;
 
 	if (!dir || dir[0] != '/')
 		return rdzv_err(err, errlen, "%s=%s: not an absolute path", key, dir ? dir : "");
+	/* Its last part is never a link; links above it (/var/run) are the
+	 * system's, resolved once, and every part of what they resolve to is
+	 * then opened and checked in turn, never looked up again by path. */
 	if (lstat(dir, &st) < 0)
 		return rdzv_err(err, errlen, "%s=%s: %s", key, dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return rdzv_err(err, errlen, "%s=%s: not a directory (a symbolic link is not "
 		                "followed)", key, dir);
-	if (st.st_uid != 0 && st.st_uid != geteuid())
-		return rdzv_err(err, errlen, "%s=%s: owned by uid %u, not root", key, dir,
-		                (unsigned)st.st_uid);
-	if (st.st_mode & 022)
-		return rdzv_err(err, errlen, "%s=%s: writable by group or others (mode %o)", key, dir,
-		                (unsigned)(st.st_mode & 07777));
+	if (!(real = realpath(dir, NULL)))
+		return rdzv_err(err, errlen, "%s=%s: %s", key, dir, strerror(errno));
+	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0
+	    || !dir_owned(&st, real[1] == '\0')) {
+		rdzv_err(err, errlen, "%s=%s: / is not root's, or open to others", key, dir);
+		goto fail;
+	}
+	for (p = real + 1; (part = strtok_r(p, "/", &save)); p = NULL) {
+		last = save == NULL || *save == '\0';
+		if ((next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			rdzv_err(err, errlen, "%s=%s: %s: %s", key, dir, part,
+			         errno == ELOOP || errno == ENOTDIR ? "changed while it was opened"
+			                                            : strerror(errno));
+			goto fail;
+		}
+		close(fd);
+		fd = next;
+		if (fstat(fd, &st) < 0) {
+			rdzv_err(err, errlen, "%s=%s: %s", key, dir, strerror(errno));
+			goto fail;
+		}
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			rdzv_err(err, errlen, "%s=%s: %s%s owned by uid %u, not root", key, dir,
+			         last ? "" : part, last ? "" : " (a parent)", (unsigned)st.st_uid);
+			goto fail;
+		}
+		if (!dir_owned(&st, last)) {
+			rdzv_err(err, errlen, "%s=%s: %s%swritable by group or others (mode %o)", key,
+			         dir, last ? "" : part, last ? "" : " (a parent) ",
+			         (unsigned)(st.st_mode & 07777));
+			goto fail;
+		}
+	}
+	free(real);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	return -1;
+}
+
+int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen)
+{
+	int fd = rdzv_admin_dir_open(key, dir, err, errlen);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
 	return 0;
 }
 
@@ -270,13 +329,11 @@ int rdzv_record_write(const char *dir, const char *name, const char *text, size_
 	int dfd = -1, fd = -1, rv = -1;
 	size_t off = 0;
 
-	if (rdzv_record_dir_check(dir, err, errlen) < 0)
-		return -1;
 	if (snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid()) >= (int)sizeof(tmp)
 	    || strchr(name, '/'))
 		return rdzv_err(err, errlen, "record name %.64s: too long or not a file name", name);
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return rdzv_err(err, errlen, "record_dir=%s: %s", dir, strerror(errno));
+	if ((dfd = rdzv_admin_dir_open("record_dir", dir, err, errlen)) < 0)
+		return -1;
 	unlinkat(dfd, tmp, 0); /* a leftover of this pid's: never followed */
 	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640)) < 0) {
 		rdzv_err(err, errlen, "record_dir=%s: cannot create %s: %s", dir, tmp, strerror(errno));

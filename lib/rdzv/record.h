@@ -31,7 +31,9 @@
  * tasks' parts (the file keeps them). */
 #define RDZV_RECORD_SYSLOG_MAX 8192u
 /* The tasks' parts wait in the socket until the step ends: room for 128
- * tasks' parts a node (set as root, above the user's net.core.wmem_max). */
+ * tasks' parts a node, asked for with SO_SNDBUF and so bounded by the
+ * site's net.core.wmem_max (Debian's default, 208 KiB, holds 8 full parts;
+ * parts are usually a few KiB). */
 #define RDZV_RECORD_SOCKBUF (4u << 20)
 /* One task's part at most. */
 #define RDZV_RECORD_TASK_MAX (24u << 10)
@@ -89,6 +91,12 @@ int rdzv_record_name(uint32_t job, uint32_t step, const char *node, char *buf, s
 int rdzv_record_dir_check(const char *dir, char *err, size_t errlen);
 /* The same check for another admin's directory, named as key= (metrics_dir). */
 int rdzv_admin_dir_check(const char *key, const char *dir, char *err, size_t errlen);
+/* The admin's directory dir opened once, each of its parts from / opened
+ * with O_NOFOLLOW and checked on its descriptor (root's, closed to others;
+ * a parent may be sticky and open, as /tmp): the descriptor, which the
+ * caller uses with openat and closes, or -1 with why (naming key=dir and
+ * the part at fault). */
+int rdzv_admin_dir_open(const char *key, const char *dir, char *err, size_t errlen);
 
 /* Write text[0..n) as dir/name: a new temporary file (O_EXCL, O_NOFOLLOW,
  * mode 0640) renamed into place, relative to dir opened once (O_DIRECTORY,

@@ -13,7 +13,9 @@
 struct rdzv_megatron_domains;
 
 struct rdzv_step {
-	uint32_t job_id;
+	uint32_t job_id;        /* a heterogeneous step: the leader's (het.h) */
+	uint32_t slurm_job_id;  /* slurmstepd's own job (S_JOB_ID, a het component's
+	                         * own id): what every name root writes carries */
 	uint32_t step_id;
 	uint32_t nnodes;        /* nodes in the step */
 	uint32_t node_id;       /* this node's index in the step's node list (SLURM_NODEID) */

@@ -15,6 +15,7 @@
  * and its mode, when found, is one of argv's words or inside one. */
 #include "config.h"
 #include "failure.h"
+#include "util.h"
 #include "fuzz.h"
 
 #define MAX_ARGS 24
@@ -28,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t job, step, rank;
 	uint16_t port;
 	uint64_t nonce;
+	unsigned long long start;
 	int set, ppid, code, pids[8], n, i, argc = 0, kbe;
 	const char *mode = NULL, *last;
 	size_t len;
@@ -60,8 +62,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(j2 == job && s2 == step && p2 == port && n2 == nonce && k2 == set);
 	}
 
-	if (p.n > 2 && rdzv_proc_stat_parse(p.v[2], strlen(p.v[2]), &state, &ppid, &code) == 0)
+	if (p.n > 2 && rdzv_proc_stat_parse(p.v[2], strlen(p.v[2]), &state, &ppid, &code, &start) == 0)
 		FUZZ_ASSERT((state >= 'A' && state <= 'Z') || (state >= 'a' && state <= 'z'));
+	/* What root's log quotes of a user's text: one line, no escapes. */
+	if (p.n > 2) {
+		rdzv_text_printable(line, sizeof(line), p.v[2]);
+		for (i = 0; line[i]; i++)
+			FUZZ_ASSERT((unsigned char)line[i] >= 0x20 && line[i] != 0x7f);
+	}
 
 	if (p.n > 3 && (env = strdup(p.v[3]))) {
 		len = strlen(env);

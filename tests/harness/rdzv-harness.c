@@ -727,14 +727,15 @@ static void usage(void)
 	fputs("usage: rdzv-harness [-C remote|local|allocator] [-r required|optional]\n"
 	      "         [-j JOBID] [-s STEPID] [-N NNODES] [-n NODEID] [-t NTASKS]\n"
 	      "         [-l LOCAL_NTASKS] [-g FIRST_GTID] [-c CORES] [-e NAME=VALUE]...\n"
-	      "         [-o NAME[=VALUE]]... [-a ARGV]... PLUGIN.so [PLUGSTACK_ARG...]\n",
+	      "         [-o NAME[=VALUE]]... [-a ARGV]... [-H NODENAME]\n"
+	      "         PLUGIN.so [PLUGSTACK_ARG...]\n",
 	      stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *path;
+	const char *path, *self = "localhost";
 	uint32_t first = 0, i;
 	int c, rc = 0;
 
@@ -755,7 +756,7 @@ int main(int argc, char **argv)
 	snprintf(version_micro, sizeof(version_micro), "%u", SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
 	step.env = xmalloc(sizeof(char *));
 	step.ctl_env = xmalloc(sizeof(char *));
-	while ((c = getopt(argc, argv, "+C:r:j:s:N:n:t:l:g:c:e:o:a:")) != -1) {
+	while ((c = getopt(argc, argv, "+C:r:j:s:N:n:t:l:g:c:e:o:a:H:")) != -1) {
 		char *eq;
 
 		switch (c) {
@@ -780,6 +781,7 @@ int main(int argc, char **argv)
 		case 'l': step.local_ntasks = num(optarg, "local task count"); break;
 		case 'g': first = num(optarg, "first global task id"); break;
 		case 'c': step.alloc_cores = optarg; break;
+		case 'H': self = optarg; break;
 		case 'e':
 			if (!(eq = strchr(optarg, '=')))
 				usage();
@@ -813,6 +815,11 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage();
+	/* slurmstepd sets its own SLURMD_NODENAME (slurmd's name for the node,
+	 * -H here) before it loads any plugin (src/slurmd/slurmstepd/
+	 * slurmstepd.c); the job's environment (-e) is another array. */
+	if (step.ctx == S_CTX_REMOTE && setenv("SLURMD_NODENAME", self, 1) < 0)
+		die("setenv: %s", strerror(errno));
 	/* srun and sbatch see the user's environment as their own. */
 	if (step.ctx != S_CTX_REMOTE) {
 		size_t k;

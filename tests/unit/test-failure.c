@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "util.h"
 
 /* srun's command line, words separated by spaces: --rdzv's value and -K as
  * srun will read them; rc_want -1: refused. */
@@ -234,14 +238,21 @@ static void test_watcher_texts(void)
 	char *argv3[] = { a5, a2, a2, NULL };
 	char st = 0;
 	int ppid = 0, code = -1, pids[2];
+	unsigned long long start = 0;
 	uint32_t rank = 0;
 
-	ok(rdzv_proc_stat_parse(zombie, strlen(zombie), &st, &ppid, &code) == 0 && st == 'Z'
+	ok(rdzv_proc_stat_parse(zombie, strlen(zombie), &st, &ppid, &code, &start) == 0 && start == 500,
+	   "stat: the start time is field 22 (what tells a process from a later one with its pid)");
+	ok(rdzv_proc_stat_parse("1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 -5 0\n",
+	                        strlen("1 (a) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 -5 0\n"), &st, &ppid,
+	                        &code, &start) == -1,
+	   "stat: a negative start time is refused");
+	ok(rdzv_proc_stat_parse(zombie, strlen(zombie), &st, &ppid, &code, NULL) == 0 && st == 'Z'
 	   && ppid == 1200 && code == 256, "a zombie's stat: state Z, parent, exit_code 256 (a comm with ') ')");
-	ok(rdzv_proc_stat_parse("1 (a) S 0 1 1\n", 14, &st, &ppid, &code) == 0 && st == 'S' && code == 0,
+	ok(rdzv_proc_stat_parse("1 (a) S 0 1 1\n", 14, &st, &ppid, &code, NULL) == 0 && st == 'S' && code == 0,
 	   "a short stat (an old kernel without exit_code): 0");
-	ok(rdzv_proc_stat_parse("1 (a) S x", 9, &st, &ppid, &code) == -1
-	   && rdzv_proc_stat_parse("1 a S 1", 7, &st, &ppid, &code) == -1,
+	ok(rdzv_proc_stat_parse("1 (a) S x", 9, &st, &ppid, &code, NULL) == -1
+	   && rdzv_proc_stat_parse("1 a S 1", 7, &st, &ppid, &code, NULL) == -1,
 	   "a stat with a field that is not a number, or no (comm), is refused");
 	ok(rdzv_environ_rank(env, sizeof(env) - 1, &rank) == 0 && rank == 3,
 	   "RANK= in an environ block, not LOCAL_RANK=");
@@ -257,6 +268,47 @@ static void test_watcher_texts(void)
 	is_int((int)rdzv_torchrun_max_restarts(3, argv3, NULL), 0, "no restarts");
 }
 
+/* What the watcher's proof rests on (spank/failure.c, proc_read): a pidfd
+ * of a zombie still answers signal 0, and once the zombie is reaped it
+ * answers ESRCH, whoever has taken its pid since. */
+static void test_pidfd(void)
+{
+	pid_t pid = fork();
+	int fd, st, rc;
+
+	if (pid == 0)
+		_exit(3);
+	if (pid < 0) {
+		ok(0, "fork: %s", strerror(errno));
+		return;
+	}
+	fd = rdzv_pidfd_open(pid);
+	if (fd < 0 && errno == ENOSYS) {
+		waitpid(pid, &st, 0);
+		skip("this kernel has no pidfd_open");
+		skip("this kernel has no pidfd_open");
+		return;
+	}
+	ok(fd >= 0 && rdzv_pidfd_signal(fd, 0) == 0, "pidfd: a live or zombie child answers signal 0");
+	waitpid(pid, &st, 0);
+	rc = rdzv_pidfd_signal(fd, SIGKILL);
+	ok(rc == -1 && errno == ESRCH, "pidfd: once reaped, a signal reaches nobody (ESRCH)");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Root's log lines quote user text printable (doc/privilege.md, item 5). */
+static void test_printable(void)
+{
+	char out[16];
+
+	is_str(rdzv_text_printable(out, sizeof(out), "29500\nrdzv: ok\x1b[2J"), "29500?rdzv: ok?",
+	       "a user's value in slurmd's log: a newline and an escape become '?', cut to fit");
+	is_str(rdzv_text_printable(out, sizeof(out), "n1-\xc3\xa9"), "n1-\xc3\xa9",
+	       "... bytes of UTF-8 are kept");
+	is_str(rdzv_text_printable(out, 1, "x"), "", "... a buffer of one byte gets the empty string");
+}
+
 int main(void)
 {
 	test_scan();
@@ -265,5 +317,7 @@ int main(void)
 	test_report();
 	test_watcher_texts();
 	test_restart();
+	test_pidfd();
+	test_printable();
 	return done_testing();
 }

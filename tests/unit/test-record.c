@@ -268,6 +268,20 @@ static void files(void)
 	buf[k > 0 ? k : 0] = '\0';
 	is_str(buf, "{\"a\":1}\n", "... holding the record and a newline");
 	ok(rdzv_record_write(dir, "a/b", "{}", 2, err, sizeof(err)) < 0, "a name with '/' is refused");
+	/* Its parents count too (issue 45): one that others can write could
+	 * swap the directory for theirs between the check and the write. */
+	snprintf(path, sizeof(path), "%s/open", dir);
+	snprintf(name, sizeof(name), "%s/open/rec", dir);
+	if (mkdir(path, 0755) == 0 && mkdir(name, 0755) == 0 && chmod(path, 0777) == 0) {
+		ok(rdzv_record_dir_check(name, err, sizeof(err)) < 0 && strstr(err, "open (a parent)")
+		   && strstr(err, "writable by group or others"),
+		   "a record_dir under a parent others can write is refused, the parent named (%s)", err);
+		ok(chmod(path, 01777) == 0 && rdzv_record_dir_check(name, err, sizeof(err)) == 0,
+		   "... under a sticky one (as /tmp), taken (%s)", err);
+	} else {
+		skip("mkdir: no nested directory");
+		skip("mkdir: no nested directory");
+	}
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path) != 0)
 		diag("cleanup failed");
