@@ -23,6 +23,16 @@ trap cleanup EXIT
 export RDZV_SUITE_LOCK=$work/run-all.lock
 run_all="$top_srcdir/tests/run-all.sh"
 mkfifo "$work/stdin" "$work/said" || exit 1
+# lock_only: one more run-all.sh in lock-only mode, input at its end: its
+# output in $out, status in $rc, time in $ms. It inherits none of this
+# test's pipes.
+lock_only() {
+	local t0
+	t0=$(date +%s%N)
+	out=$(RDZV_SUITE_LOCK_ONLY=1 timeout 30 bash "$run_all" </dev/null 2>&1 8>&- 9<&-)
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+}
 
 # The holder: a real run-all.sh, its standard input a pipe this test holds
 # open, its first line read back as the event that it holds the lock.
@@ -32,10 +42,8 @@ exec 8>"$work/stdin" 9<"$work/said"
 read -r -t 60 said <&9
 like "$said" "^run-all.sh: pid $holder holds $RDZV_SUITE_LOCK" "the first run holds the lock: $said"
 
-t0=$(date +%s%N)
-second=$(RDZV_SUITE_LOCK_ONLY=1 timeout 30 bash "$run_all" </dev/null 2>&1 8>&- 9<&-)
-rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+lock_only
+second=$out
 is "$rc" 75 "a second run beside it exits with 75 (EX_TEMPFAIL)"
 like "$second" "another run of the test suite holds $RDZV_SUITE_LOCK \\(pid $holder, started [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC, in " \
 	"... naming the first run's pid and start time"
@@ -52,12 +60,9 @@ is "$?" 0 "the first run ends normally (exit 0) when its input ends"
 holder=
 
 # Its lock's line is left behind, naming a dead pid: the next run takes it.
-t0=$(date +%s%N)
-third=$(RDZV_SUITE_LOCK_ONLY=1 timeout 30 bash "$run_all" </dev/null 2>&1 9<&-)
-rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+lock_only
 is "$rc" 0 "after the first run ended, the next takes the lock (exit 0, $ms ms)"
-like "$third" "^run-all.sh: pid [0-9]+ holds " "... and says so"
+like "$out" "^run-all.sh: pid [0-9]+ holds " "... and says so"
 
 # A lock file naming a run that died long ago, no one holding it (a file of
 # its own: the previous run's lock is let go a second after it ended).
@@ -66,10 +71,7 @@ sh -c 'exit 0' &
 dead=$!
 wait "$dead"
 printf '%s|2026-01-01 00:00:00 UTC|/nowhere\n' "$dead" >"$RDZV_SUITE_LOCK"
-t0=$(date +%s%N)
-fourth=$(RDZV_SUITE_LOCK_ONLY=1 timeout 30 bash "$run_all" </dev/null 2>&1 9<&-)
-rc=$?
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+lock_only
 is "$rc" 0 "a stale lock file (pid $dead, dead) does not block the next run ($ms ms)"
-unlike "$fourth" "another run" "... which names no other run"
+unlike "$out" "another run" "... which names no other run"
 done_testing

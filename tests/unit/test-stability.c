@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "record.h"
 #include "tap.h"
+#include "recfix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,31 +93,12 @@ static void walk(const struct rdzv_json *j, const char *prefix, struct names *ou
 	}
 }
 
-static struct rdzv_envset *every_outcome(void)
-{
-	struct rdzv_envset *e = rdzv_envset_create();
-	char err[128];
-
-	rdzv_envset_add(e, "RANK", "3", RDZV_SET_DEFAULT, "rdzv", err, sizeof(err));
-	rdzv_envset_add(e, "NCCL_IB_HCA", "=mlx5_0:1", RDZV_SET_ENFORCE, "profile h100", err,
-	                sizeof(err));
-	rdzv_envset_add(e, "MASTER_PORT", "29500", RDZV_SET_DEFAULT, "rdzv", err, sizeof(err));
-	rdzv_envset_add(e, "NCCL_DEBUG", NULL, RDZV_SET_UNSET, "profile h100", err, sizeof(err));
-	e->v[0].outcome = RDZV_OUT_SET;
-	e->v[1].outcome = RDZV_OUT_ENFORCED;
-	e->v[1].user_value = strdup("mlx5_9");
-	e->v[2].outcome = RDZV_OUT_USER_KEPT;
-	e->v[2].user_value = strdup("31000");
-	e->v[3].outcome = RDZV_OUT_UNSET;
-	return e;
-}
-
 /* A node's record with every optional part, as its field paths. */
 static int record_fields(struct names *out)
 {
 	struct rdzv_record_exit ex[2] = { { 0, 0x100, 1000 }, { 1, 9, 1200 } }; /* exit 1, SIGKILL */
 	struct rdzv_record_node n;
-	struct rdzv_envset *env = every_outcome();
+	struct rdzv_envset *env = recfix_task_env();
 	struct rdzv_jw task, w;
 	struct rdzv_json *j;
 	const char *parts[1];
@@ -124,24 +106,13 @@ static int record_fields(struct names *out)
 
 	rdzv_jw_init(&task, RDZV_RECORD_TASK_MAX);
 	rdzv_record_task_json(&task, 0, 0, "0-3", env, NULL);
-	memset(&n, 0, sizeof(n));
-	n.job = 12;
-	n.step = 3;
-	n.node = "n1";
-	n.nnodes = 2;
-	n.ntasks = 2;
-	n.local_ntasks = 1;
-	n.mode = "torch";
-	n.rank0_host = n.master_addr = "n1";
-	n.port = 31519;
+	recfix_node(&n, ex, 2);
+	n.master_addr = "n1";
 	n.port_source = "derived";
 	n.plugin_version = n.srun_version = PACKAGE_VERSION;
 	n.slurm_version = "22.05.8";
-	n.profile = n.profile_default = "h100";
-	n.profile_hash = 0xabcdef;
+	n.profile_default = "h100";
 	n.bind_mode = "gpu";
-	n.exits = ex;
-	n.nexits = 2;
 	parts[0] = rdzv_jw_text(&task);
 	n.tasks = parts;
 	n.ntasks_parts = 1;
