@@ -3,7 +3,7 @@
  * tests/unit/test-stability.c): a node of a step, and a task's variables
  * with every outcome a record writes (set, enforced over the user's value,
  * the user's value kept, removed); the kept value holds a quote, so that
- * the record's escaping is met. */
+ * the record's escaping is met; a failed step as the metrics count it. */
 #ifndef RDZV_RECFIX_H
 #define RDZV_RECFIX_H
 
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "envset.h"
+#include "metrics.h"
 #include "record.h"
 
 /* Node n2 of job 12's step 3 (6 torch tasks on 3 nodes, 2 here, rank 0 on
@@ -51,6 +52,17 @@ static inline struct rdzv_envset *recfix_task_env(void)
 	e->v[2].user_value = strdup("1234\"x");
 	e->v[3].outcome = RDZV_OUT_UNSET;
 	return e;
+}
+
+/* A torch step that failed by a task's exit under profile (hash 0x1234). */
+static inline void recfix_failed_step(struct rdzv_metrics_step *st, const char *profile)
+{
+	memset(st, 0, sizeof(*st));
+	st->mode = "torch";
+	st->cause = "exit";
+	st->profile = profile;
+	st->profile_hash = 0x1234;
+	st->end = 1765000000;
 }
 
 #endif

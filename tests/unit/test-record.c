@@ -257,12 +257,7 @@ static void metrics(void)
 	rdzv_metrics_read(&m, foreign, strlen(foreign));
 	ok(m.n == 2, "metrics read back: only the plugin's families with plain values and labels "
 	   "(%zu of 9 lines)", m.n);
-	memset(&st, 0, sizeof(st));
-	st.mode = "torch";
-	st.cause = "exit";
-	st.profile = "h100-ndr";
-	st.profile_hash = 0x1234;
-	st.end = 1765000000;
+	recfix_failed_step(&st, "h100-ndr");
 	ok(rdzv_metrics_step(&m, &st) == 0, "a step is added");
 	st.mode = "bad\"mode\n";
 	st.cause = NULL;

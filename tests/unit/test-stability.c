@@ -143,14 +143,9 @@ static int metric_names(struct names *out)
 	char *line, *save = NULL;
 	size_t i;
 
-	memset(&st, 0, sizeof(st));
-	st.mode = "torch";
-	st.cause = "exit";
-	st.profile = "h100";
-	st.profile_hash = 0x1234;
+	recfix_failed_step(&st, "h100");
 	st.bind_fallback = 1;
 	st.record_error = 1;
-	st.end = 1765000000;
 	if (rdzv_metrics_step(&m, &st) < 0 || rdzv_metrics_text(&m, text, sizeof(text)) < 0)
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
