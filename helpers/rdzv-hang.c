@@ -58,7 +58,8 @@ static void usage(FILE *f)
 	        "user's program) and names the ranks that are not where most are. The step must\n"
 	        "run with --rdzv-debug=hang (or debug=hang in plugstack.conf).\n"
 	        "  -t, --timeout SECS  give up on a step's collectors after SECS (default 30)\n"
-	        "  -h, --help          this text\n");
+	        "  -h, --help          this text\n"
+	        "  --version           the release (spank-rdzv's), then exit\n");
 }
 
 static void sleep_ms(long ms)
@@ -767,6 +768,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "collect", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *collect_js = NULL, *arg;
@@ -792,6 +794,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-hang");
 			return 0;
 		default:
 			usage(stderr);
