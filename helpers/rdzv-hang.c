@@ -76,7 +76,8 @@ static void usage(FILE *f)
 	        "  -t, --timeout SECS  give up on a step's collectors after SECS (default 30)\n"
 	        "  -x, --exclude NODES ask no rank on these nodes (a host list: nodes that do not\n"
 	        "                      answer); their ranks are listed without a dump\n"
-	        "  -h, --help          this text\n");
+	        "  -h, --help          this text\n"
+	        "  --version           the release (spank-rdzv's), then exit\n");
 }
 
 static void sleep_ms(long ms)
@@ -855,6 +856,7 @@ int main(int argc, char **argv)
 		{ "exclude", required_argument, NULL, 'x' },
 		{ "collect", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *collect_js = NULL, *arg, *excl = NULL;
@@ -889,6 +891,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-hang");
 			return 0;
 		default:
 			usage(stderr);

@@ -49,7 +49,8 @@ static void usage(FILE *f)
 	        "  -s, --slots WHAT    auto (GPUs, else tasks, else 1), gpus, tasks, or a number\n"
 	        "  -n, --nodelist LIST nodes to use instead of SLURM_STEP_NODELIST or "
 	        "SLURM_JOB_NODELIST\n"
-	        "  -h, --help          this text\n");
+	        "  -h, --help          this text\n"
+	        "  --version           the release (spank-rdzv's), then exit\n");
 }
 
 static const char *env(const char *name)
@@ -191,6 +192,7 @@ int main(int argc, char **argv)
 		{ "slots", required_argument, NULL, 's' },
 		{ "nodelist", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *nodes = NULL;
@@ -225,6 +227,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-hostfile");
 			return 0;
 		default:
 			usage(stderr);

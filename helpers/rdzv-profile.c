@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	        "  -u, --owner UID           also trust files owned by UID (to check a staging copy\n"
 	        "                            before installing it as root)\n"
 	        "  -q, --quiet               check: print errors only\n"
-	        "  -h, --help\n");
+	        "  -h, --help\n"
+	        "  --version\n");
 }
 
 /* Users read the files in srun and in slurmstepd (as themselves). */
@@ -263,6 +264,7 @@ int main(int argc, char **argv)
 		{ "owner", required_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *plugstack = NULL, *dir = NULL, *site = NULL, *map = NULL, *cmd;
@@ -313,6 +315,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-profile");
 			return 0;
 		default:
 			usage(stderr);

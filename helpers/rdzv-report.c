@@ -25,6 +25,7 @@
 #include "json.h"
 #include "record.h"
 #include "util.h"
+#include "util.h"
 
 struct rec {
 	uint32_t step, node_rank;
@@ -44,6 +45,7 @@ static int by_step_node(const void *a, const void *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdzv-report [--dir DIR] [--json | --vars] JOB[.STEP]\n"
+	        "       rdzv-report --help | --version\n"
 	        "  a step's record (spank-rdzv's record_dir=), in words; default DIR: "
 	        "$RDZV_RECORD_DIR, else %s\n", RDZV_RECORD_DIR_DEFAULT);
 }
@@ -353,6 +355,7 @@ int main(int argc, char **argv)
 		                              { "json", no_argument, NULL, 'j' },
 		                              { "vars", no_argument, NULL, 'v' },
 		                              { "help", no_argument, NULL, 'h' },
+		                              { "version", no_argument, NULL, 'V' },
 		                              { NULL, 0, NULL, 0 } };
 	const char *dir = getenv("RDZV_RECORD_DIR");
 	uint32_t job = 0, step = 0;
@@ -375,6 +378,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-report");
 			return 0;
 		default:
 			usage(stderr);

@@ -52,7 +52,8 @@ static void usage(FILE *f)
 	        "  -C, --cache DIR      read (and as root write) the node model cache in DIR\n"
 	        "  -D, --task-cgroup I  task I's GPUs from the devices cgroup (v1) that\n"
 	        "                       --root's proc/self/cgroup names; prints its row\n"
-	        "  -h, --help\n");
+	        "  -h, --help\n"
+	        "  --version\n");
 }
 
 static double now_us(void)
@@ -158,6 +159,7 @@ int main(int argc, char **argv)
 		{ "cache", required_argument, NULL, 'C' },
 		{ "task-cgroup", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *gpus = "all";
@@ -243,6 +245,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			rdzv_print_version("rdzv-topo");
 			return 0;
 		default:
 			usage(stderr);

@@ -127,6 +127,19 @@ done
 for prog in rdzv-topo rdzv-hostfile rdzv-profile rdzv-preflight rdzv-retry rdzv-report; do
 	ok "$([ -x "$root/usr/bin/$prog" ] && echo 0 || echo 1)" "helper $prog is installed"
 done
+# The release named once (configure.ac): the package, its changelog, the
+# installed helpers and the release documents all say it.
+is "$(dpkg-deb -f "$deb" Version)" "$(dpkg-parsechangelog -l "$top_srcdir/debian/changelog" -S Version)" \
+	"the .deb's version is debian/changelog's ($(dpkg-deb -f "$deb" Version))"
+like "$(dpkg-deb -f "$deb" Version)" "^$ver-" "... release $ver, configure.ac's"
+like "$(zcat "$root/usr/share/doc/spank-rdzv/changelog.Debian.gz" 2>&1 | head -n 1)" "^spank-rdzv \($ver-" \
+	"the package's changelog opens with release $ver"
+for prog in rdzv-report rdzv-preflight; do
+	is "$("$root/usr/bin/$prog" --version 2>&1 | head -n 1)" "$prog (spank-rdzv) $ver" "the installed $prog --version says $ver"
+done
+for docfile in NEWS.md SECURITY.md stability.md; do
+	ok "$(ls "$root/usr/share/doc/spank-rdzv/$docfile"* >/dev/null 2>&1 && echo 0 || echo 1)" "$docfile is installed with the guides"
+done
 out=$("$root/usr/bin/rdzv-hostfile" --nodelist='n[1-2]' --slots=4 2>&1)
 is "$(printf '%s' "$out" | tr '\n' ' ')" "n1 slots=4 n2 slots=4" "the installed rdzv-hostfile runs"
 
@@ -189,4 +202,7 @@ like "$files" "/slurm/rdzv\.so$" "the rpm holds rdzv.so in the Slurm plugin dire
 like "$files" "/man8/rdzv\.8" "the rpm holds the man page"
 like "$files" "/etc/slurm/plugstack.conf.d/rdzv.conf" "the rpm holds the plugstack.conf.d example"
 unlike "$files" "\.la$" "the rpm ships no libtool archive"
+is "$(q --qf '%{VERSION}')" "$ver" "the rpm's Version is release $ver"
+like "$(q --changelog | head -n 1)" " - $ver-1\$" "its %changelog opens with release $ver"
+like "$files" "/NEWS\.md" "the rpm holds NEWS.md"
 done_testing

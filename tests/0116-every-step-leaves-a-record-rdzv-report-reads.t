@@ -58,7 +58,8 @@ is "$rc" 0 "rdzv-report $js reads them"
 like "$out" "step $js: mode torch, world size 4 on 2 node\\(s\\), rank 0 on n[0-9]+ \\(MASTER_ADDR n[0-9]+, port [0-9]+" \
 	"... the mode, world size, rank 0's node and port"
 like "$out" "outcome: every rank recorded exited 0 \\(4 of 4\\)" "... every rank's exit"
-like "$out" "spank-rdzv [0-9.]+ on the nodes, [0-9.]+ in srun; Slurm $SLURM_VERSION" "... the versions on both sides, and Slurm's"
+ver=$(sed -n 's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")
+like "$out" "spank-rdzv $ver on the nodes, $ver in srun; Slurm $SLURM_VERSION" "... the versions on both sides (this release, $ver), and Slurm's"
 like "$out" "RANK=[0-3]  \\[rdzv, enforce: set\\]" "... each variable with where it came from"
 like "$out" "n[0-9] rank [0-3] \\(local [01]\\), cpus [0-9]" "... each task's CPUs"
 printf '%s\n' "$out" | head -n 4 | sed 's/^/# /'
@@ -68,6 +69,30 @@ ok "$([ "${n:-0}" -ge 40 ] && [ "$bad" = 0 ] && echo 0 || echo 1)" \
 run_to 30 "$report" --dir "$rd" --json "$js"
 ok "$(printf '%s' "$out" | $PY -c 'import json,sys; r=json.load(sys.stdin); sys.exit(0 if len(r)==2 and all(x["rdzv_record"]==1 for x in r) else 1)' && echo 0 || echo 1)" \
 	"rdzv-report --json: the two records, valid JSON"
+# The real records against the stability promise (doc/stability.md's
+# record fields; tests/unit/test-stability checks every field the code can
+# write, this checks what a real step wrote).
+printf '%s' "$out" >"$work/records.json"
+is "$($PY - "$work/records.json" "$top_srcdir/doc/stability.md" <<'EOF'
+import json, re, sys
+recs = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read().split("## Record fields", 1)[1].split("\n## ", 1)[0]
+documented = set(re.findall(r"^\| `([^`]+)`", table, re.M))
+seen = set()
+def walk(v, path):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            q = path + "." + k if path else k
+            seen.add(q)
+            walk(x, q)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, path + "[]")
+for r in recs:
+    walk(r, "")
+print(" ".join(sorted(seen - documented)) or "none")
+EOF
+)" none "every field of the real records is in doc/stability.md"
 
 # 2. torchrun: one launcher per node.
 rm -f "$work"/env.*

@@ -13,9 +13,24 @@
 #
 #   RDZV_BUILD_DIR   build directory (default _build-all, recreated)
 #   RDZV_FAST=1      skip hardening and distcheck (a developer's quick loop)
+#   RDZV_SUITE_LOCK  the lock file (tests/lib/suite-lock.sh; default
+#                    /run/rdzv-run-all.lock as root)
+#   RDZV_SUITE_LOCK_ONLY=1  take the lock, say so, hold it until standard
+#                    input ends, and exit 0: nothing else runs (tests/0190)
+#
+# One run at a time on a machine: a second run started beside a running one
+# exits at once with status 75, naming the first (pid, start time,
+# directory); the first goes on. A lock whose run died never blocks.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+. "$top/tests/lib/suite-lock.sh"
+suite_lock $$ || exit 75
+if [ "${RDZV_SUITE_LOCK_ONLY:-0}" = 1 ]; then
+	echo "run-all.sh: pid $$ holds $(suite_lock_path); nothing else runs (RDZV_SUITE_LOCK_ONLY=1) until standard input ends"
+	cat >/dev/null
+	exit 0
+fi
 bash tests/install-deps.sh || exit 1
 export RDZV_TOPOLOGIES=${RDZV_TOPOLOGIES:-$top/tests/topo/fixtures}
 build=${RDZV_BUILD_DIR:-$top/_build-all}

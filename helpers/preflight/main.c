@@ -56,7 +56,7 @@ static void usage(FILE *f)
 	        "  --name=NODE        --node: Slurm's name of the node ($SLURMD_NODENAME, else\n"
 	        "                     the short host name)\n"
 	        "  -h, --help         this text\n"
-	        "  --version\n"
+	        "  --version          the release (spank-rdzv's) and the GPU build, then exit\n"
 	        "Exit status: 0 every check passed, 1 a check failed, 2 usage or environment.\n");
 }
 
@@ -147,7 +147,8 @@ static int parse_opts(int argc, char **argv, struct pf_opts *o)
 			usage(stdout);
 			exit(0);
 		case 'V':
-			printf(PF_TAG " " PACKAGE_VERSION " (%s)\n", pf_gpu_build());
+			rdzv_print_version(PF_TAG);
+			printf("Built with: %s\n", pf_gpu_build());
 			exit(0);
 		default:
 			usage(stderr);

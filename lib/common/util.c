@@ -25,6 +25,15 @@ int rdzv_err(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+void rdzv_print_version(const char *prog)
+{
+	printf("%s (" PACKAGE_NAME ") " PACKAGE_VERSION "\n"
+	       "License GPL-2.0-or-later: GNU GPL version 2 or later "
+	       "<https://gnu.org/licenses/gpl.html>.\n"
+	       "This is free software: you are free to change and redistribute it.\n"
+	       "There is NO WARRANTY, to the extent permitted by law.\n", prog);
+}
+
 int rdzv_parse_u64n(const char *s, size_t n, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;

@@ -17,6 +17,10 @@
  * callers can write "return rdzv_err(err, errlen, ...)". */
 int rdzv_err(char *err, size_t errlen, const char *fmt, ...) RDZV_PRINTF(3, 4);
 
+/* A helper's --version, GNU style, on stdout: "PROG (spank-rdzv) VERSION"
+ * (configure.ac's, the one place a release is named), then the licence. */
+void rdzv_print_version(const char *prog);
+
 /* FNV-1a 64 of s[0..n), continuing from h (start with RDZV_FNV1A64_INIT). */
 #define RDZV_FNV1A64_INIT 14695981039346656037ULL
 uint64_t rdzv_fnv1a64(uint64_t h, const void *s, size_t n);

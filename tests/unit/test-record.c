@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "record.h"
 #include "tap.h"
+#include "recfix.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -96,25 +97,6 @@ static void round_trip(void)
 	rdzv_jw_free(NULL);
 }
 
-static struct rdzv_envset *task_env(void)
-{
-	struct rdzv_envset *e = rdzv_envset_create();
-	char err[128];
-
-	rdzv_envset_add(e, "RANK", "3", RDZV_SET_ENFORCE, "rdzv", err, sizeof(err));
-	rdzv_envset_add(e, "NCCL_IB_HCA", "=mlx5_0:1", RDZV_SET_ENFORCE, "profile h100", err,
-	                sizeof(err));
-	rdzv_envset_add(e, "MASTER_PORT", "29500", RDZV_SET_DEFAULT, "rdzv", err, sizeof(err));
-	rdzv_envset_add(e, "NCCL_DEBUG", NULL, RDZV_SET_UNSET, "profile h100", err, sizeof(err));
-	e->v[0].outcome = RDZV_OUT_SET;
-	e->v[1].outcome = RDZV_OUT_ENFORCED;
-	e->v[1].user_value = strdup("mlx5_9");
-	e->v[2].outcome = RDZV_OUT_USER_KEPT;
-	e->v[2].user_value = strdup("1234\"x");
-	e->v[3].outcome = RDZV_OUT_UNSET;
-	return e;
-}
-
 static const struct rdzv_json *var(const struct rdzv_json *task, const char *name)
 {
 	const struct rdzv_json *v, *vs = rdzv_json_get(task, "variables");
@@ -127,7 +109,7 @@ static const struct rdzv_json *var(const struct rdzv_json *task, const char *nam
 
 static void task_part(void)
 {
-	struct rdzv_envset *e = task_env();
+	struct rdzv_envset *e = recfix_task_env();
 	struct rdzv_jw w;
 	struct rdzv_json *j;
 	uint32_t v;
@@ -171,20 +153,7 @@ static void node_record(void)
 	uint32_t v;
 	int rc;
 
-	memset(&n, 0, sizeof(n));
-	n.job = 12;
-	n.step = 3;
-	n.node = "n2";
-	n.nnodes = 3;
-	n.ntasks = 6;
-	n.local_ntasks = 2;
-	n.mode = "torch";
-	n.rank0_host = "n1";
-	n.port = 31519;
-	n.profile = "h100";
-	n.profile_hash = 0xabcdef;
-	n.exits = ex;
-	n.nexits = 2;
+	recfix_node(&n, ex, 2);
 	parts[0] = "{\"rank\":4,\"variables\":[]}";
 	parts[1] = "{\"rank\":5,\"variables\":[]}";
 	n.tasks = parts;
@@ -302,12 +271,7 @@ static void metrics(void)
 	rdzv_metrics_read(&m, foreign, strlen(foreign));
 	ok(m.n == 2, "metrics read back: only the plugin's families with plain values and labels "
 	   "(%zu of 9 lines)", m.n);
-	memset(&st, 0, sizeof(st));
-	st.mode = "torch";
-	st.cause = "exit";
-	st.profile = "h100-ndr";
-	st.profile_hash = 0x1234;
-	st.end = 1765000000;
+	recfix_failed_step(&st, "h100-ndr");
 	ok(rdzv_metrics_step(&m, &st) == 0, "a step is added");
 	st.mode = "bad\"mode\n";
 	st.cause = NULL;
