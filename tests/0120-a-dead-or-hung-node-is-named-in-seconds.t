@@ -18,6 +18,7 @@
 #     others within 10 s; the dead node, within 30 s.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
+. "$top_srcdir/tests/lib/live-nodes.sh"
 e2e_require torch
 app=$top_srcdir/tests/e2e/live_rank.py
 retry=$top_srcdir/helpers/rdzv-retry
@@ -32,22 +33,6 @@ cleanup() {
 trap cleanup EXIT
 e2e_start
 cd "$work" || exit 1
-
-wait_for() {
-	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
-	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
-}
-started() { [ "$(ls "$1"/started.* 2>/dev/null | wc -l)" -ge "$2" ]; }
-# node_procs DIR RANK: the node of rank RANK, then its slurmd, the step's
-# slurmstepd there (the rank's parent) and the rank, as pids.
-node_procs() {
-	local node pid stepd
-	read -r node pid < "$1/started.$2"
-	stepd=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
-	grep -q slurmstepd "/proc/$stepd/cmdline" 2>/dev/null || stepd=
-	echo "$node $(cat "$RDZV_CLUSTER_DIR/run/slurmd-$node.pid" 2>/dev/null) $stepd $pid"
-}
-ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
 
 # 1. A node hangs.
 d=$work/hang; mkdir -m 755 "$d"

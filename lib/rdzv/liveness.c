@@ -372,47 +372,47 @@ int rdzv_live_verdict(const struct rdzv_live *l, const uint32_t *ids, size_t nid
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* A dual-stack socket (channel.c's) reaches an IPv4 peer through its
- * mapped address, ::ffff:a.b.c.d. */
-static void map_v4(const struct sockaddr_storage *to, struct sockaddr_in6 *m6)
+/* to as sock reaches it: a dual-stack socket (channel.c's) reaches an
+ * IPv4 peer through its mapped address, ::ffff:a.b.c.d, written into *m6;
+ * *len the address's length. */
+static const struct sockaddr *reach(int sock, const struct sockaddr_storage *to, socklen_t tolen,
+                                    struct sockaddr_in6 *m6, socklen_t *len)
 {
 	const struct sockaddr_in *a4 = (const struct sockaddr_in *)to;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
 
+	*len = tolen;
+	if (to->ss_family != AF_INET || getsockname(sock, (struct sockaddr *)&me, &ml) < 0
+	    || me.ss_family != AF_INET6)
+		return (const struct sockaddr *)to;
 	memset(m6, 0, sizeof(*m6));
 	m6->sin6_family = AF_INET6;
 	m6->sin6_port = a4->sin_port;
 	m6->sin6_addr.s6_addr[10] = 0xff;
 	m6->sin6_addr.s6_addr[11] = 0xff;
 	memcpy(&m6->sin6_addr.s6_addr[12], &a4->sin_addr, 4);
+	*len = sizeof(*m6);
+	return (const struct sockaddr *)m6;
 }
 
 int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
                      socklen_t tolen)
 {
-	struct sockaddr_storage me;
 	struct sockaddr_in6 m6;
-	socklen_t ml = sizeof(me);
+	socklen_t len;
+	const struct sockaddr *a = reach(sock, to, tolen, &m6, &len);
 
-	if (to->ss_family == AF_INET && getsockname(sock, (struct sockaddr *)&me, &ml) == 0
-	    && me.ss_family == AF_INET6) {
-		map_v4(to, &m6);
-		return sendto(sock, buf, n, 0, (struct sockaddr *)&m6, sizeof(m6)) < 0 ? -1 : 0;
-	}
-	return sendto(sock, buf, n, 0, (const struct sockaddr *)to, tolen) < 0 ? -1 : 0;
+	return sendto(sock, buf, n, 0, a, len) < 0 ? -1 : 0;
 }
 
 int rdzv_live_connect(int sock, const struct sockaddr_storage *to, socklen_t tolen)
 {
-	struct sockaddr_storage me;
 	struct sockaddr_in6 m6;
-	socklen_t ml = sizeof(me);
+	socklen_t len;
+	const struct sockaddr *a = reach(sock, to, tolen, &m6, &len);
 
-	if (to->ss_family == AF_INET && getsockname(sock, (struct sockaddr *)&me, &ml) == 0
-	    && me.ss_family == AF_INET6) {
-		map_v4(to, &m6);
-		return connect(sock, (struct sockaddr *)&m6, sizeof(m6));
-	}
-	return connect(sock, (const struct sockaddr *)to, tolen);
+	return connect(sock, a, len);
 }
 
 /* Waits, *mu held, until `want` more answers than `since` have come, or

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# live-nodes.sh: source after e2e.sh (tests/0120, tests/0124): the ranks of
+# tests/e2e/live_rank.py and the processes of their nodes.
+#
+#   wait_for SECS TEST...   until TEST holds (events, polled), SECS scaled
+#                           by E2E_TIMEOUT_SCALE; 1 when it never did
+#   started DIR N           N ranks wrote DIR/started.RANK
+#   node_procs DIR RANK     the node of rank RANK, then its slurmd, the
+#                           step's slurmstepd there (the rank's parent) and
+#                           the rank, as pids (all the test's own)
+#   ms_since T              milliseconds since $EPOCHREALTIME was T
+wait_for() {
+	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
+	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
+}
+started() { [ "$(ls "$1"/started.* 2>/dev/null | wc -l)" -ge "$2" ]; }
+node_procs() {
+	local node pid stepd
+	read -r node pid < "$1/started.$2"
+	stepd=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	grep -q slurmstepd "/proc/$stepd/cmdline" 2>/dev/null || stepd=
+	echo "$node $(cat "$RDZV_CLUSTER_DIR/run/slurmd-$node.pid" 2>/dev/null) $stepd $pid"
+}
+ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
