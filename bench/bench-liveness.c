@@ -88,8 +88,8 @@ static const struct rdzv_listener_ops srun_ops = { RDZV_LIVE_DGRAM_MAX, on_srun,
 #define NODES_PER_CHILD 16000
 
 /* The nodes [lo, hi) in a child process: a socket each, every HELLO sent
- * at once, each resent on its own schedule until srun's ACK, then every
- * PING answered. */
+ * at once, each resent on its own schedule until srun's ACK (the socket
+ * then connected to its source), then every PING answered. */
 static void nodes(uint32_t lo, uint32_t hi, const struct sockaddr_in *to)
 {
 	uint32_t n = hi - lo, i, x = 2463534242u ^ lo;
@@ -112,8 +112,7 @@ static void nodes(uint32_t lo, uint32_t hi, const struct sockaddr_in *to)
 		me.sin_family = AF_INET;
 		me.sin_addr.s_addr = htonl(0x7f000001u + (((lo + i) / 8192 + 1) << 8));
 		if ((socks[i] = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0
-		    || bind(socks[i], (struct sockaddr *)&me, sizeof(me)) < 0
-		    || connect(socks[i], (const struct sockaddr *)to, sizeof(*to)) < 0) {
+		    || bind(socks[i], (struct sockaddr *)&me, sizeof(me)) < 0) {
 			fprintf(stderr, "bench-liveness: node socket %u: %s\n", lo + i, strerror(errno));
 			_exit(1);
 		}
@@ -130,7 +129,8 @@ static void nodes(uint32_t lo, uint32_t hi, const struct sockaddr_in *to)
 	}
 	/* Every HELLO at once, as rdzv_live_hello_start sends its first. */
 	for (i = 0; i < n; i++) {
-		(void)send(socks[i], hello[i], strlen(hello[i]), 0);
+		(void)sendto(socks[i], hello[i], strlen(hello[i]), 0, (const struct sockaddr *)to,
+		             sizeof(*to));
 		tries[i] = 1;
 		x ^= x << 13;
 		x ^= x >> 17;
@@ -148,7 +148,8 @@ static void nodes(uint32_t lo, uint32_t hi, const struct sockaddr_in *to)
 
 			if (next[i] > now)
 				continue;
-			(void)send(socks[i], hello[i], strlen(hello[i]), 0);
+			(void)sendto(socks[i], hello[i], strlen(hello[i]), 0, (const struct sockaddr *)to,
+			             sizeof(*to));
 			x ^= x << 13;
 			x ^= x >> 17;
 			x ^= x << 5;
@@ -162,11 +163,21 @@ static void nodes(uint32_t lo, uint32_t hi, const struct sockaddr_in *to)
 			struct rdzv_live_msg m;
 			ssize_t r;
 
-			while ((r = recv(socks[id], buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+			struct sockaddr_storage from;
+			socklen_t fl = sizeof(from);
+
+			while ((r = recvfrom(socks[id], buf, sizeof(buf) - 1, MSG_DONTWAIT,
+			                     (struct sockaddr *)&from, &fl)) > 0) {
+				socklen_t flen = fl;
+
+				fl = sizeof(from);
 				if (rdzv_live_decode(buf, (size_t)r, &m) < 0)
 					continue;
-				if (m.kind == RDZV_LIVE_ACK) {
+				/* rdzv_live_hello_acked: no more resends, and the
+				 * socket connected to the ACK's source. */
+				if (m.kind == RDZV_LIVE_ACK && next[id] != INT64_MAX) {
 					next[id] = INT64_MAX;
+					(void)connect(socks[id], (struct sockaddr *)&from, flen);
 				} else if (m.kind == RDZV_LIVE_PING) {
 					m.kind = RDZV_LIVE_ALIVE;
 					m.node_id = lo + id;

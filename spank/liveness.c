@@ -2,10 +2,10 @@
 /* liveness.c: the glue of lib/rdzv/liveness.h: a node that died or hangs
  * is named in seconds, and the step ends without waiting for slurmctld.
  *
- *   slurmstepd, user_init (a step whose failures srun hears): a socket
- *     connected to srun's address and one thread that answers srun's PING
- *     with ALIVE; a HELLO to srun, resent by a second thread until srun's
- *     ACK (bounded, with jitter)
+ *   slurmstepd, user_init (a step whose failures srun hears): a socket and
+ *     one thread that answers srun's PING with ALIVE; a HELLO to srun,
+ *     resent by a second thread until srun's ACK (bounded, with jitter),
+ *     whose source the socket is then connected to
  *   slurmstepd, exit: both threads stopped, BYE from the socket
  *   srun: the report channel's thread (failure.c) hands HELLO, ALIVE and
  *     BYE here (each HELLO taken is acknowledged); the first failure report, or a rank's ask after a collective
@@ -155,11 +155,13 @@ static struct {
 	int on;
 	uint32_t job, step, node_id;
 	uint64_t nonce;
-	struct rdzv_live_hello hello; /* resent until srun's ACK */
+	struct rdzv_channel_peer srun; /* as resolved from SLURM_SRUN_COMM_HOST */
+	struct rdzv_live_hello hello;   /* resent until srun's ACK */
 } ln = { .l = { .sock = -1, .stop = { -1, -1 } } };
 
-/* The socket is connected to srun's address: only srun's datagrams reach
- * here, still checked for the step and nonce. */
+/* srun's datagrams, checked for the step and nonce; once srun's first ACK
+ * came, the socket is connected to its address and port, and only srun's
+ * datagrams reach here. */
 static void on_ping(struct rdzv_listener *l, const char *buf, size_t n, const struct sockaddr *from,
                     socklen_t len, void *ctx)
 {
@@ -170,8 +172,10 @@ static void on_ping(struct rdzv_listener *l, const char *buf, size_t n, const st
 	if (rdzv_live_decode(buf, n, &m) < 0 || m.job != ln.job || m.step != ln.step
 	    || m.nonce != ln.nonce)
 		return;
-	if (m.kind == RDZV_LIVE_ACK && m.node_id == ln.node_id)
-		rdzv_live_hello_acked(&ln.hello);
+	if (m.kind == RDZV_LIVE_ACK && m.node_id == ln.node_id
+	    && rdzv_live_hello_acked(&ln.hello, from, len) < 0)
+		slurm_verbose(RDZV_TAG ": liveness: cannot connect to srun's address: %s",
+		              strerror(errno));
 	if (m.kind != RDZV_LIVE_PING)
 		return;
 	m.kind = RDZV_LIVE_ALIVE;
@@ -203,10 +207,8 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 	ln.step = step;
 	ln.nonce = nonce;
 	ln.node_id = node_id;
-	/* Connected before its thread reads: a datagram from anyone but
-	 * srun's address and port never reaches the responder (issue 45). */
+	ln.srun = *srun;
 	if (rdzv_listener_open(&ln.l, job, step) < 0
-	    || rdzv_live_connect(ln.l.sock, &srun->to, srun->len) < 0
 	    || rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
 		slurm_verbose(RDZV_TAG ": liveness: no socket for srun's asks: %s", strerror(errno));
 		rdzv_listener_close(&ln.l);
@@ -214,7 +216,7 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 	}
 	ln.on = 1;
 	/* The jitter differs on every node of the launch. */
-	if (rdzv_live_hello_start(&ln.hello, ln.l.sock, buf,
+	if (rdzv_live_hello_start(&ln.hello, ln.l.sock, buf, &srun->to, srun->len,
 	                          (uint32_t)(nonce ^ (nonce >> 32)) ^ (node_id * 2654435761u)) < 0)
 		slurm_verbose(RDZV_TAG ": liveness: HELLO sent once, not resent: %s", strerror(errno));
 }
@@ -237,7 +239,7 @@ void rdzv_live_node_stop(void)
 	m.nonce = ln.nonce;
 	m.node_id = ln.node_id;
 	if (rdzv_live_encode(&m, buf, sizeof(buf)) == 0)
-		(void)send(ln.l.sock, buf, strlen(buf), 0);
+		(void)rdzv_live_sendto(ln.l.sock, buf, strlen(buf), &ln.srun.to, ln.srun.len);
 	rdzv_listener_close(&ln.l);
 	ln.on = 0;
 }

@@ -188,7 +188,7 @@ static void *resend_hello(void *arg)
 		if (h->acked || h->stopping)
 			break;
 		pthread_mutex_unlock(&h->mu);
-		(void)send(h->sock, h->msg, strlen(h->msg), 0);
+		(void)rdzv_live_sendto(h->sock, h->msg, strlen(h->msg), &h->to, h->tolen);
 		pthread_mutex_lock(&h->mu);
 		h->sent++;
 	}
@@ -196,61 +196,61 @@ static void *resend_hello(void *arg)
 	return NULL;
 }
 
-int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg, uint32_t seed)
+int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg,
+                          const struct sockaddr_storage *to, socklen_t tolen, uint32_t seed)
 {
+	/* Statically initialised, never destroyed: srun's ACK may still come
+	 * (the responder's thread) after rdzv_live_hello_stop. */
+	const pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	const pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 	sigset_t all, old;
 
 	memset(h, 0, sizeof(*h));
-	if (strlen(msg) >= sizeof(h->msg) || pthread_mutex_init(&h->mu, NULL) != 0)
+	h->mu = mu;
+	h->cv = cv;
+	if (strlen(msg) >= sizeof(h->msg) || tolen > sizeof(h->to))
 		return -1;
-	if (pthread_cond_init(&h->cv, NULL) != 0) {
-		pthread_mutex_destroy(&h->mu);
-		return -1;
-	}
 	h->sock = sock;
 	h->x = seed ? seed : 0x9e3779b9u; /* xorshift never leaves 0 */
 	memcpy(h->msg, msg, strlen(msg) + 1);
-	(void)send(sock, h->msg, strlen(h->msg), 0);
+	memcpy(&h->to, to, tolen);
+	h->tolen = tolen;
+	(void)rdzv_live_sendto(sock, h->msg, strlen(h->msg), &h->to, h->tolen);
 	h->sent = 1;
 	/* The thread takes none of the process's signals (slurmstepd's). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	h->started = pthread_create(&h->th, NULL, resend_hello, h) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!h->started) {
-		pthread_cond_destroy(&h->cv);
-		pthread_mutex_destroy(&h->mu);
-		return -1;
-	}
-	return 0;
+	return h->started ? 0 : -1;
 }
 
-void rdzv_live_hello_acked(struct rdzv_live_hello *h)
+int rdzv_live_hello_acked(struct rdzv_live_hello *h, const struct sockaddr *from, socklen_t len)
 {
-	if (!h->started)
-		return;
+	int first;
+
 	pthread_mutex_lock(&h->mu);
+	first = !h->acked && !h->stopping;
 	h->acked = 1;
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
+	/* The first ACK only: srun acknowledges each resend, all from the
+	 * same socket. */
+	if (!first || !from)
+		return 0;
+	return connect(h->sock, from, len) == 0 ? 1 : -1;
 }
 
 unsigned rdzv_live_hello_stop(struct rdzv_live_hello *h)
 {
-	unsigned sent = h->sent;
-
-	if (!h->started)
-		return sent;
 	pthread_mutex_lock(&h->mu);
 	h->stopping = 1;
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->th, NULL);
-	sent = h->sent;
-	pthread_cond_destroy(&h->cv);
-	pthread_mutex_destroy(&h->mu);
+	if (h->started)
+		pthread_join(h->th, NULL);
 	h->started = 0;
-	return sent;
+	return h->sent;
 }
 
 /* The same host: family and address (an IPv4 peer of a dual-stack socket
@@ -404,15 +404,6 @@ int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_
 	const struct sockaddr *a = reach(sock, to, tolen, &m6, &len);
 
 	return sendto(sock, buf, n, 0, a, len) < 0 ? -1 : 0;
-}
-
-int rdzv_live_connect(int sock, const struct sockaddr_storage *to, socklen_t tolen)
-{
-	struct sockaddr_in6 m6;
-	socklen_t len;
-	const struct sockaddr *a = reach(sock, to, tolen, &m6, &len);
-
-	return connect(sock, a, len);
 }
 
 /* Waits, *mu held, until `want` more answers than `since` have come, or

@@ -30,8 +30,9 @@
  * HELLOs overflow srun's socket buffer nor a flood at srun's port leaves a
  * node unknown. Releases before ACK ignore it (their decoder refuses the
  * kind) and take a repeated HELLO as a repeat: the wire stays RDZVL1.
- * The node's socket is connect()ed to srun's address, so the kernel drops
- * a datagram from anyone else before the responder's thread reads it. Plain C, no SPANK: tests/unit/test-liveness.c, fuzz-liveness,
+ * Once srun's ACK came, the node's socket is connect()ed to the address
+ * and port it came from, so the kernel drops a datagram from anyone else
+ * before the responder's thread reads it. Plain C, no SPANK: tests/unit/test-liveness.c, fuzz-liveness,
  * bench/bench-liveness (1k-32k nodes). */
 #ifndef RDZV_LIVENESS_H
 #define RDZV_LIVENESS_H
@@ -75,11 +76,11 @@ enum rdzv_live_kind {
  * random number; -1 when there is no such try. */
 long rdzv_live_hello_delay(unsigned attempt, uint32_t rnd);
 
-/* A node's HELLO and its resends: sent at once from sock (connected to
- * srun's address), then by a thread of its own on rdzv_live_hello_delay's
- * schedule until rdzv_live_hello_acked, the tries spent or
- * rdzv_live_hello_stop. seed: different on each node of a step (the
- * jitter's). */
+/* A node's HELLO and its resends: sent at once from sock to srun's
+ * address (to, as the node resolved it), then by a thread of its own on
+ * rdzv_live_hello_delay's schedule until rdzv_live_hello_acked, the tries
+ * spent or rdzv_live_hello_stop. seed: different on each node of a step
+ * (the jitter's). */
 struct rdzv_live_hello {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -88,13 +89,24 @@ struct rdzv_live_hello {
 	unsigned sent; /* the HELLOs sent, the first included */
 	uint32_t x;    /* the jitter's state */
 	pthread_t th;
+	struct sockaddr_storage to;
+	socklen_t tolen;
 	char msg[RDZV_LIVE_DGRAM_MAX];
 };
-/* 0 (the thread started, whatever became of the first send), or -1. */
-int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg, uint32_t seed);
-void rdzv_live_hello_acked(struct rdzv_live_hello *h);
-/* The thread stopped and joined; safe on a hello never started. Returns
- * how many HELLOs were sent. */
+/* 0 (the thread started, whatever became of the first send), or -1 (no
+ * resends; rdzv_live_hello_acked and _stop may still be called). */
+int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg,
+                          const struct sockaddr_storage *to, socklen_t tolen, uint32_t seed);
+/* srun's ACK (its step, nonce and node id checked by the caller), from
+ * `from`: the resends stop and, the first time, sock is connected to that
+ * address and port, the one srun's PINGs come from (not always the
+ * address the node resolved: a host of several addresses answers from
+ * the one its route to the node picks). From then on the kernel drops
+ * every datagram of anyone else before the responder reads it. 1 when it
+ * connected sock now, 0 when it was already, -1 when connect failed. */
+int rdzv_live_hello_acked(struct rdzv_live_hello *h, const struct sockaddr *from, socklen_t len);
+/* The thread stopped and joined (an ACK after it connects nothing).
+ * Returns how many HELLOs were sent. */
 unsigned rdzv_live_hello_stop(struct rdzv_live_hello *h);
 
 struct rdzv_live_msg {
@@ -180,9 +192,6 @@ size_t rdzv_live_run_check(struct rdzv_live *l, const struct rdzv_live_check *c,
 int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
                      socklen_t tolen);
 
-/* sock (a socket of channel.c's) connected to `to`, as rdzv_live_sendto
- * would reach it: the kernel then drops every datagram from another
- * address or port. 0, or -1 with errno. */
-int rdzv_live_connect(int sock, const struct sockaddr_storage *to, socklen_t tolen);
+
 
 #endif

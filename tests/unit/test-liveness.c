@@ -6,9 +6,9 @@
  * the verdict names them; a datagram not from the node's own address never
  * answers for it (issue 45). Then real sockets on the loopback: two
  * answering nodes and one that stopped answering, checked in bounded time,
- * an IPv4 peer reached from a dual-stack socket; a node's socket connected
- * to srun hears no one else; a HELLO resent until srun's ACK; a listener
- * closed while a flood keeps its socket full. */
+ * an IPv4 peer reached from a dual-stack socket; a HELLO resent until
+ * srun's ACK, whose source the node's socket is then connected to, hearing
+ * no one else; a listener closed while a flood keeps its socket full. */
 #include "config.h"
 #include "channel.h"
 #include "liveness.h"
@@ -391,9 +391,7 @@ static void test_sockets(void)
 	rdzv_live_free(&w.live);
 }
 
-/* A node's responder connected to srun's address: a PING from another
- * socket (another port of the same host, as a flooder on srun's host)
- * never reaches its thread; srun's does. */
+/* Datagrams a node's responder read. */
 static int node_pings;
 
 static void count_ping(struct rdzv_listener *l, const char *buf, size_t n,
@@ -407,8 +405,6 @@ static void count_ping(struct rdzv_listener *l, const char *buf, size_t n,
 	(void)ctx;
 	__atomic_add_fetch(&node_pings, 1, __ATOMIC_SEQ_CST);
 }
-
-static const struct rdzv_listener_ops count_ops = { RDZV_LIVE_DGRAM_MAX, count_ping, NULL };
 
 static int wait_count(int *c, int want, long ms)
 {
@@ -429,66 +425,55 @@ static struct sockaddr_in port_of(int sock)
 	return v4(port);
 }
 
-static void test_connected(void)
-{
-	struct rdzv_listener srun, node;
-	struct sockaddr_storage to;
-	struct sockaddr_in s4, n4;
-	int other = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), i;
+/* A node's HELLO, resent until srun acknowledges it: srun (a socket read
+ * here) drops the first three, then answers ACK, and the node's socket is
+ * connected to the ACK's source: from then on a datagram from another
+ * socket (another port of srun's host, as a flooder's) never reaches the
+ * responder's thread; srun's does. */
+static struct rdzv_live_hello hh;
+static int acks_connected;
 
-	rdzv_listener_init(&srun);
-	rdzv_listener_init(&node);
-	node_pings = 0;
-	if (other < 0 || rdzv_listener_open(&srun, 9, 2) < 0 || rdzv_listener_open(&node, 9, 2) < 0) {
-		ok(0, "sockets on the loopback");
+static void on_node_ack(struct rdzv_listener *l, const char *buf, size_t n,
+                        const struct sockaddr *from, socklen_t len, void *ctx)
+{
+	if (n >= 10 && memcmp(buf, "RDZVL1 ACK", 10) == 0) {
+		if (rdzv_live_hello_acked(&hh, from, len) == 1)
+			__atomic_add_fetch(&acks_connected, 1, __ATOMIC_SEQ_CST);
 		return;
 	}
-	s4 = v4(srun.addr.port);
-	memset(&to, 0, sizeof(to));
-	memcpy(&to, &s4, sizeof(s4));
-	ok(rdzv_live_connect(node.sock, &to, sizeof(s4)) == 0,
-	   "a node's dual-stack socket connected to srun's IPv4 address");
-	ok(rdzv_listener_start(&node, &count_ops, NULL) == 0, "... its thread reads");
-	n4 = port_of(node.sock);
-	for (i = 0; i < 50; i++)
-		(void)sendto(other, "RDZVL1 PING", 11, 0, (struct sockaddr *)&n4, sizeof(n4));
-	(void)sendto(srun.sock, "RDZVL1 PING", 11, 0, (struct sockaddr *)&n4, sizeof(n4));
-	is_int(wait_count(&node_pings, 1, 2000), 1, "50 datagrams from another socket dropped, srun's one heard");
-	close(other);
-	rdzv_listener_close(&node);
-	rdzv_listener_close(&srun);
+	count_ping(l, buf, n, from, len, ctx);
 }
 
-/* A node's HELLO, resent until srun acknowledges it: srun (a socket read
- * here) drops the first three, then answers ACK. */
-static void test_hello_resent(void)
+static const struct rdzv_listener_ops ack_ops = { RDZV_LIVE_DGRAM_MAX, on_node_ack, NULL };
+
+static void test_hello_acked(void)
 {
 	struct rdzv_listener srun, node;
-	struct rdzv_live_hello h;
 	struct sockaddr_storage to, from;
-	struct sockaddr_in s4;
+	struct sockaddr_in s4, n4;
 	socklen_t fl;
 	char buf[RDZV_LIVE_DGRAM_MAX + 1];
 	struct timespec t0, t1;
-	int got = 0;
+	int got = 0, i, other = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	unsigned sent;
 	long ms;
 
 	rdzv_listener_init(&srun);
 	rdzv_listener_init(&node);
-	node_pings = 0;
-	if (rdzv_listener_open(&srun, 9, 3) < 0 || rdzv_listener_open(&node, 9, 3) < 0) {
+	node_pings = acks_connected = 0;
+	if (other < 0 || rdzv_listener_open(&srun, 9, 3) < 0 || rdzv_listener_open(&node, 9, 3) < 0
+	    || rdzv_listener_start(&node, &ack_ops, NULL) < 0) {
 		ok(0, "sockets on the loopback");
 		return;
 	}
 	s4 = v4(srun.addr.port);
+	n4 = port_of(node.sock);
 	memset(&to, 0, sizeof(to));
 	memcpy(&to, &s4, sizeof(s4));
-	rdzv_live_connect(node.sock, &to, sizeof(s4));
-	rdzv_listener_start(&node, &count_ops, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ok(rdzv_live_hello_start(&h, node.sock, "RDZVL1 HELLO 9.3 00000000000000ff 0 n1", 7) == 0,
-	   "a HELLO and its resender");
+	ok(rdzv_live_hello_start(&hh, node.sock, "RDZVL1 HELLO 9.3 00000000000000ff 0 n1", &to,
+	                         sizeof(s4), 7) == 0,
+	   "a HELLO to srun's IPv4 address from a dual-stack socket, and its resender");
 	for (;;) {
 		struct timeval tv = { 5, 0 };
 		ssize_t r;
@@ -497,25 +482,36 @@ static void test_hello_resent(void)
 		fl = sizeof(from);
 		if ((r = recvfrom(srun.sock, buf, sizeof(buf) - 1, 0, (struct sockaddr *)&from, &fl)) <= 0)
 			break;
-		if (++got == 4) {
-			rdzv_live_hello_acked(&h);
+		if (++got == 4)
 			break;
-		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	ok(got == 4, "srun got the HELLO 4 times (%d, %ld ms)", got, ms);
 	ok(ms >= RDZV_LIVE_HELLO_FIRST_MS / 2 * 3 && ms < 10000, "... the resends spaced out (%ld ms)", ms);
+	(void)sendto(other, "RDZVL1 PING", 11, 0, (struct sockaddr *)&n4, sizeof(n4));
+	is_int(wait_count(&node_pings, 1, 2000), 1, "before srun's ACK the responder hears another socket");
+	(void)sendto(srun.sock, "RDZVL1 ACK", 10, 0, (struct sockaddr *)&from, fl);
+	is_int(wait_count(&acks_connected, 1, 2000), 1, "srun's ACK: the node's socket connected to its source");
+	(void)sendto(srun.sock, "RDZVL1 ACK", 10, 0, (struct sockaddr *)&from, fl);
+	for (i = 0; i < 50; i++)
+		(void)sendto(other, "RDZVL1 PING", 11, 0, (struct sockaddr *)&n4, sizeof(n4));
+	(void)sendto(srun.sock, "RDZVL1 PING", 11, 0, (struct sockaddr *)&n4, sizeof(n4));
+	is_int(wait_count(&node_pings, 2, 2000), 2, "then 50 datagrams from another socket dropped, srun's one heard");
+	is_int(acks_connected, 1, "... a second ACK connects nothing again");
 	usleep(RDZV_LIVE_HELLO_CAP_MS * 1000 * 3 / 2 + 100000);
-	sent = rdzv_live_hello_stop(&h);
+	sent = rdzv_live_hello_stop(&hh);
 	is_int((long)sent, 4, "acknowledged: no more resends");
-	ok(rdzv_live_hello_start(&h, node.sock, "RDZVL1 HELLO 9.3 00000000000000ff 0 n1", 7) == 0,
+	ok(rdzv_live_hello_acked(&hh, (struct sockaddr *)&from, fl) == 0, "an ACK after the stop: nothing");
+	ok(rdzv_live_hello_start(&hh, node.sock, "RDZVL1 HELLO 9.3 00000000000000ff 0 n1", &to,
+	                         sizeof(s4), 7) == 0,
 	   "a HELLO never acknowledged");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	sent = rdzv_live_hello_stop(&h);
+	sent = rdzv_live_hello_stop(&hh);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	ok(ms < 500, "... its resender stops at once when the node's part ends (%ld ms, %u sent)", ms, sent);
+	close(other);
 	rdzv_listener_close(&node);
 	rdzv_listener_close(&srun);
 }
@@ -584,8 +580,7 @@ int main(void)
 	test_sources();
 	test_hello_delay();
 	test_sockets();
-	test_connected();
-	test_hello_resent();
+	test_hello_acked();
 	test_flood_close();
 	return done_testing();
 }
