@@ -41,12 +41,7 @@ srun_pid=$!
 wait_for 120 started "$d" 3; ok $? "3 ranks on 3 nodes train"
 read -r node sd st rk <<< "$(node_procs "$d" 2)"
 ok "$([ -n "$sd" ] && [ -n "$st" ] && [ -n "$rk" ] && echo 0 || echo 1)" "rank 2's node $node: slurmd $sd, slurmstepd $st, rank $rk (the test's own)"
-stopped="$sd $st $rk"
-kill -STOP $stopped
-t0=$EPOCHREALTIME
-wait "$srun_pid"; rc=$?
-t=$(ms_since "$t0")
-kill -CONT $stopped; stopped=
+hang_until_srun_ends $sd $st $rk
 out=$(cat "$d/out")
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
 like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \

@@ -81,12 +81,7 @@ read -r fnode fsd fst frk <<< "$(node_procs "$d" 1)"
 ok "$([ -n "$st" ] && [ -n "$fst" ] && echo 0 || echo 1)" "rank 2's node $node (slurmstepd $st), rank 1's node $fnode (slurmstepd $fst)"
 connected=
 flood "$fnode" "$fst"
-stopped="$sd $st $rk"
-kill -STOP $stopped
-t0=$EPOCHREALTIME
-wait "$srun_pid"; rc=$?
-t=$(ms_since "$t0")
-kill -CONT $stopped; stopped=
+hang_until_srun_ends $sd $st $rk
 stop_flood
 out=$(cat "$d/out")
 diag "$(cat "$d/flood")"

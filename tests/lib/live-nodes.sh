@@ -9,6 +9,11 @@
 #                           step's slurmstepd there (the rank's parent) and
 #                           the rank, as pids (all the test's own)
 #   ms_since T              milliseconds since $EPOCHREALTIME was T
+#   hang_until_srun_ends PID...  PIDs (a node's, the test's own) stopped
+#                           (SIGSTOP) until srun ($srun_pid) ends, then
+#                           continued: srun's status in $rc, the time from
+#                           the stop to its end in $t (ms); $stopped holds
+#                           the PIDs meanwhile, for the test's cleanup
 wait_for() {
 	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
 	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
@@ -22,3 +27,12 @@ node_procs() {
 	echo "$node $(cat "$RDZV_CLUSTER_DIR/run/slurmd-$node.pid" 2>/dev/null) $stepd $pid"
 }
 ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
+hang_until_srun_ends() {
+	local t0
+	stopped="$*"
+	kill -STOP $stopped
+	t0=$EPOCHREALTIME
+	wait "$srun_pid"; rc=$?
+	t=$(ms_since "$t0")
+	kill -CONT $stopped; stopped=
+}
