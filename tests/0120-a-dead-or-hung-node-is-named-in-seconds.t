@@ -25,12 +25,7 @@ retry=$top_srcdir/helpers/rdzv-retry
 work=$(mktemp -d /tmp/rdzv-0120.XXXXXX) || exit 1
 chmod 755 "$work"
 stopped=
-cleanup() {
-	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
-	e2e_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
+trap live_cleanup EXIT
 e2e_start
 cd "$work" || exit 1
 

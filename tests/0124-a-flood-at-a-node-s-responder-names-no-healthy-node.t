@@ -30,10 +30,8 @@ stop_flood() {
 	flood_pid=
 }
 cleanup() {
-	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
 	stop_flood
-	e2e_stop
-	rm -rf "$work"
+	live_cleanup
 }
 trap cleanup EXIT
 e2e_start

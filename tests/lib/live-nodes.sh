@@ -9,6 +9,9 @@
 #                           step's slurmstepd there (the rank's parent) and
 #                           the rank, as pids (all the test's own)
 #   ms_since T              milliseconds since $EPOCHREALTIME was T
+#   live_cleanup            the tests' EXIT trap: the processes the test
+#                           stopped ($stopped) continued, the cluster
+#                           stopped, $work removed
 #   hang_until_srun_ends PID...  PIDs (a node's, the test's own) stopped
 #                           (SIGSTOP) until srun ($srun_pid) ends, then
 #                           continued: srun's status in $rc, the time from
@@ -35,4 +38,9 @@ hang_until_srun_ends() {
 	wait "$srun_pid"; rc=$?
 	t=$(ms_since "$t0")
 	kill -CONT $stopped; stopped=
+}
+live_cleanup() {
+	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
+	e2e_stop
+	rm -rf "$work"
 }
