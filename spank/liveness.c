@@ -191,6 +191,7 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 {
 	struct rdzv_live_msg m;
 	char buf[RDZV_LIVE_DGRAM_MAX];
+	int resent;
 
 	if (!srun->len || !node || !node[0])
 		return;
@@ -208,17 +209,24 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 	ln.nonce = nonce;
 	ln.node_id = node_id;
 	ln.srun = *srun;
-	if (rdzv_listener_open(&ln.l, job, step) < 0
-	    || rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
+	if (rdzv_listener_open(&ln.l, job, step) < 0) {
 		slurm_verbose(RDZV_TAG ": liveness: no socket for srun's asks: %s", strerror(errno));
+		return;
+	}
+	/* The HELLO (its state ready) before the thread that takes srun's
+	 * ACK; an ACK that comes first waits on the socket. The jitter
+	 * differs on every node of the launch. */
+	resent = rdzv_live_hello_start(&ln.hello, ln.l.sock, buf, &srun->to, srun->len,
+	                               (uint32_t)(nonce ^ (nonce >> 32)) ^ (node_id * 2654435761u));
+	if (rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
+		slurm_verbose(RDZV_TAG ": liveness: no thread for srun's asks");
+		(void)rdzv_live_hello_stop(&ln.hello);
 		rdzv_listener_close(&ln.l);
 		return;
 	}
 	ln.on = 1;
-	/* The jitter differs on every node of the launch. */
-	if (rdzv_live_hello_start(&ln.hello, ln.l.sock, buf, &srun->to, srun->len,
-	                          (uint32_t)(nonce ^ (nonce >> 32)) ^ (node_id * 2654435761u)) < 0)
-		slurm_verbose(RDZV_TAG ": liveness: HELLO sent once, not resent: %s", strerror(errno));
+	if (resent < 0)
+		slurm_verbose(RDZV_TAG ": liveness: HELLO sent once, no thread to resend it");
 }
 
 void rdzv_live_node_stop(void)
