@@ -3,10 +3,12 @@
  * is named in seconds, and the step ends without waiting for slurmctld.
  *
  *   slurmstepd, user_init (a step whose failures srun hears): a socket and
- *     one thread that answers srun's PING with ALIVE; one HELLO to srun
- *   slurmstepd, exit: the thread stopped
- *   srun: the report channel's thread (failure.c) hands HELLO and ALIVE
- *     here; the first failure report, or a rank's ask after a collective
+ *     one thread that answers srun's PING with ALIVE; a HELLO to srun,
+ *     resent by a second thread until srun's ACK (bounded, with jitter),
+ *     whose source the socket is then connected to
+ *   slurmstepd, exit: both threads stopped, BYE from the socket
+ *   srun: the report channel's thread (failure.c) hands HELLO, ALIVE and
+ *     BYE here (each HELLO taken is acknowledged); the first failure report, or a rank's ask after a collective
  *     failed (hang.c), starts one checker thread: PING to every node, again
  *     every RDZV_LIVE_RESEND_MS to those that have not answered, for
  *     RDZV_LIVE_WAIT_MS. Every node answered: nothing more (the failure is
@@ -65,14 +67,24 @@ void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes)
 void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len)
 {
 	struct rdzv_live_msg m;
+	char out[RDZV_LIVE_DGRAM_MAX];
+	int taken;
 
 	if (!ls.on || rdzv_live_decode(buf, n, &m) < 0 || m.job != ls.l->addr.job
 	    || m.step != ls.l->addr.step || m.nonce != ls.l->addr.nonce)
 		return;
 	pthread_mutex_lock(&ls.mu);
-	if (rdzv_live_take(&ls.live, &m, from, len, rdzv_now_ms()) > 0)
+	taken = rdzv_live_take(&ls.live, &m, from, len, rdzv_now_ms());
+	if (taken > 0)
 		pthread_cond_broadcast(&ls.cv);
 	pthread_mutex_unlock(&ls.mu);
+	/* Every HELLO taken, a repeat too (the node missed the last ACK),
+	 * is acknowledged: the node stops resending. */
+	if (taken >= 0 && m.kind == RDZV_LIVE_HELLO) {
+		m.kind = RDZV_LIVE_ACK;
+		if (rdzv_live_encode(&m, out, sizeof(out)) == 0)
+			rdzv_listener_reply(ls.l, out, strlen(out), from, len);
+	}
 }
 
 static void *checker(void *arg)
@@ -222,9 +234,13 @@ static struct {
 	int on;
 	uint32_t job, step, node_id;
 	uint64_t nonce;
-	struct rdzv_channel_peer srun;
+	struct rdzv_channel_peer srun; /* as resolved from SLURM_SRUN_COMM_HOST */
+	struct rdzv_live_hello hello;   /* resent until srun's ACK */
 } ln = { .l = { .sock = -1, .stop = { -1, -1 } } };
 
+/* srun's datagrams, checked for the step and nonce; once srun's first ACK
+ * came, the socket is connected to its address and port, and only srun's
+ * datagrams reach here. */
 static void on_ping(struct rdzv_listener *l, const char *buf, size_t n, const struct sockaddr *from,
                     socklen_t len, void *ctx)
 {
@@ -232,8 +248,14 @@ static void on_ping(struct rdzv_listener *l, const char *buf, size_t n, const st
 	char out[RDZV_LIVE_DGRAM_MAX];
 
 	(void)ctx;
-	if (rdzv_live_decode(buf, n, &m) < 0 || m.kind != RDZV_LIVE_PING || m.job != ln.job
-	    || m.step != ln.step || m.nonce != ln.nonce)
+	if (rdzv_live_decode(buf, n, &m) < 0 || m.job != ln.job || m.step != ln.step
+	    || m.nonce != ln.nonce)
+		return;
+	if (m.kind == RDZV_LIVE_ACK && m.node_id == ln.node_id
+	    && rdzv_live_hello_acked(&ln.hello, from, len) < 0)
+		slurm_verbose(RDZV_TAG ": liveness: cannot connect to srun's address: %s",
+		              strerror(errno));
+	if (m.kind != RDZV_LIVE_PING)
 		return;
 	m.kind = RDZV_LIVE_ALIVE;
 	m.node_id = ln.node_id;
@@ -248,6 +270,7 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 {
 	struct rdzv_live_msg m;
 	char buf[RDZV_LIVE_DGRAM_MAX];
+	int resent;
 
 	if (!srun->len || !node || !node[0])
 		return;
@@ -265,15 +288,24 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
 	ln.nonce = nonce;
 	ln.node_id = node_id;
 	ln.srun = *srun;
-	if (rdzv_listener_open(&ln.l, job, step) < 0 || rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
+	if (rdzv_listener_open(&ln.l, job, step) < 0) {
 		slurm_verbose(RDZV_TAG ": liveness: no socket for srun's asks: %s", strerror(errno));
+		return;
+	}
+	/* The HELLO (its state ready) before the thread that takes srun's
+	 * ACK; an ACK that comes first waits on the socket. The jitter
+	 * differs on every node of the launch. */
+	resent = rdzv_live_hello_start(&ln.hello, ln.l.sock, buf, &srun->to, srun->len,
+	                               (uint32_t)(nonce ^ (nonce >> 32)) ^ (node_id * 2654435761u));
+	if (rdzv_listener_start(&ln.l, &ping_ops, NULL) < 0) {
+		slurm_verbose(RDZV_TAG ": liveness: no thread for srun's asks");
+		(void)rdzv_live_hello_stop(&ln.hello);
 		rdzv_listener_close(&ln.l);
 		return;
 	}
 	ln.on = 1;
-	if (rdzv_live_sendto(ln.l.sock, buf, strlen(buf), &srun->to, srun->len) < 0)
-		slurm_verbose(RDZV_TAG ": liveness: cannot tell srun this node is there: %s",
-		              strerror(errno));
+	if (resent < 0)
+		slurm_verbose(RDZV_TAG ": liveness: HELLO sent once, no thread to resend it");
 }
 
 void rdzv_live_node_stop(void)
@@ -283,9 +315,10 @@ void rdzv_live_node_stop(void)
 
 	if (!ln.on)
 		return;
-	rdzv_listener_close(&ln.l);
+	(void)rdzv_live_hello_stop(&ln.hello);
 	/* This node's part of the step ended: it stops answering, and srun
-	 * must not take that for a death. */
+	 * must not take that for a death. From the responder's socket: srun
+	 * takes a BYE only from the node's address. */
 	memset(&m, 0, sizeof(m));
 	m.kind = RDZV_LIVE_BYE;
 	m.job = ln.job;
@@ -293,6 +326,7 @@ void rdzv_live_node_stop(void)
 	m.nonce = ln.nonce;
 	m.node_id = ln.node_id;
 	if (rdzv_live_encode(&m, buf, sizeof(buf)) == 0)
-		(void)rdzv_channel_send(&ln.srun, buf, strlen(buf));
+		(void)rdzv_live_sendto(ln.l.sock, buf, strlen(buf), &ln.srun.to, ln.srun.len);
+	rdzv_listener_close(&ln.l);
 	ln.on = 0;
 }

@@ -9,9 +9,11 @@
  * Its arguments are rdzv.so's (the same line's words can be given to both).
  *
  *   job_prolog   health_check=yes: the node check (lib/bind/health.h),
- *                bounded to 5 s; on a fault the node is drained with the
- *                fault as its reason and the prolog fails (required: the
- *                job does not run here)
+ *                bounded by health_timeout= (60 s); on a fault the node is
+ *                drained with the fault as its reason and the prolog fails
+ *                (required: the job does not run here); a check that ran
+ *                out of time drains with its own reason, or only says so
+ *                (health_timeout_action=none) and the job runs
  *   job_epilog   dcgm_job_map_dir=: every claim of the job swept (a
  *                slurmstepd killed before its exit left its own)
  * slurm_spank_init is not called in this context (plugstack.c,
@@ -165,6 +167,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	struct rdzv_topo *topo = NULL;
 	struct rdzv_health h;
 	struct rdzv_conf c;
+	enum rdzv_health_outcome outcome;
 	uint32_t job = 0;
 
 	if (read_conf(ac, av, &c) < 0 || !c.health_check)
@@ -187,12 +190,19 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 			slurm_error(TAG ": health: NICs not checked: topology: %s", err);
 		req.topo = topo;
 	}
-	(void)rdzv_health_run(&req, RDZV_HEALTH_TIMEOUT_MS, &h);
+	outcome = rdzv_health_run(&req, (long)c.health_timeout * 1000, &h);
 	rdzv_topo_destroy(topo);
-	if (!h.fault[0]) {
+	if (outcome == RDZV_HEALTH_OK) {
 		slurm_verbose(TAG ": health: job %u: node %s healthy in %ld ms (%d GPU files, %d NIC "
 		              "ports)%s%s", job, name ? name : "?", h.ms, h.gpus, h.nics,
 		              h.notes[0] ? "; " : "", h.notes);
+		return 0;
+	}
+	/* A slow check is not a fault of the node's: the site says whether
+	 * it drains (health_timeout_action=). */
+	if (outcome == RDZV_HEALTH_UNFINISHED && !c.health_timeout_drain) {
+		slurm_error(TAG ": health: job %u: node %s: %s: not drained "
+		            "(health_timeout_action=none)", job, name ? name : "?", h.fault);
 		return 0;
 	}
 	slurm_error(TAG ": health: job %u: node %s: %s: draining it", job, name ? name : "?",

@@ -14,6 +14,12 @@
 #   drains the node with a reason that names it (sinfo -R), the job does
 #   not run there, and `rdzv-preflight --node` says the same; a healthy
 #   node's check takes well under 1 s and srun's start grows by less.
+# - health_timeout=: a check slower than its bound (NVML's first
+#   initialisation, the test's NVML double through the admin's
+#   nvml_library=, taking 3 s) is "unfinished", never a GPU's fault: it
+#   drains the node with that reason (health_timeout_action=drain, the
+#   default) or lets the job run (health_timeout_action=none); within the
+#   bound the node is healthy.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
 e2e_require
@@ -209,6 +215,39 @@ mknod "$T/dev/n2/nvidia2" c 195 2
 scontrol update nodename=n2 state=resume
 run_to 60 srun -N1 -w n2 true
 is "$rc" 0 "mended and resumed, n2 runs jobs again"
+# A slow check: n2's NVML (the test's double, a library only this test's
+# plugstack names) takes 3 s to start, past health_timeout=1s.
+mkdir -p "$T/nvml/n2"
+cp "$top_builddir/tests/nvml-double/.libs/libnvml-double.so" "$T/nvml/n2/libnvidia-ml.so.1"
+for i in 0 1 2 3; do
+	echo "gpu GPU-$i 0000:0$i:00.0 0 00000000000000000000000000000000 0 not-supported 0 0"
+done > "$T/nvml/n2/nvml-double.txt"
+echo "slow-init 3000" >> "$T/nvml/n2/nvml-double.txt"
+slow="$args nvml_library=$T/nvml/%n/libnvidia-ml.so.1 health_timeout=1s"
+plugstack "$slow" "$slow health_check=yes"
+run_to 30 "$pf" --node --plugstack "$RDZV_CLUSTER_DIR/plugstack.conf" --name n2
+is "$rc" 3 "rdzv-preflight --node exits 3 on n2, whose NVML takes 3 s to start (health_timeout=1s)"
+is "$out" "n2: unfinished: node check unfinished after 1 s (health_timeout=1s)" "... saying the check was unfinished, not unhealthy"
+run_to 120 srun -N1 -w n2 true
+ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "health_timeout_action=drain (default): a job on n2 does not run there (srun exit $rc)"
+reason=$(sinfo -h -R -n n2 -o '%E' 2>/dev/null)
+is "$reason" "rdzv: node check unfinished after 1 s (health_timeout=1s)" "n2 is drained with the unfinished check's own reason"
+unlike "$reason" "GPU|NVML" "... which names no GPU's fault"
+scontrol update nodename=n2 state=resume
+plugstack "$slow health_timeout_action=none" "$slow health_timeout_action=none health_check=yes"
+run_to 120 srun -N1 -w n2 true
+is "$rc" 0 "health_timeout_action=none: the job runs on n2 all the same"
+like "$(grep 'rdzv: health: job' "$RDZV_CLUSTER_DIR/log/slurmd-n2.log" | tail -n 1)" \
+	"node n2: node check unfinished after 1 s \\(health_timeout=1s\\): not drained \\(health_timeout_action=none\\)" \
+	"... slurmd's log says the check was unfinished and the node not drained"
+wait_for 30 idle n2; ok $? "... and n2 stays in service (idle)"
+plugstack "$args nvml_library=$T/nvml/%n/libnvidia-ml.so.1 health_timeout=10s" \
+	"$args nvml_library=$T/nvml/%n/libnvidia-ml.so.1 health_timeout=10s health_check=yes"
+run_to 30 "$pf" --node --plugstack "$RDZV_CLUSTER_DIR/plugstack.conf" --name n2
+is "$rc" 0 "health_timeout=10s: the 3 s check ends in time"
+like "$out" "^n2: healthy in [3-9][0-9]{3} ms \\(4 GPU files, [0-9]+ NIC ports, NVML 4 GPUs" "... healthy, NVML's 4 GPUs counted"
+run_to 120 srun -N1 -w n2 true
+is "$rc" 0 "... and a job runs on n2"
 # A broken rdzv_node.so line (health_check=maybe) never drains a node:
 # its prolog says so in slurmd's log, checks nothing, and the job runs.
 plugstack "$args" "$args health_check=maybe"

@@ -23,6 +23,7 @@
 #     others within 10 s; the dead node, within 30 s.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/lib/e2e.sh"
+. "$top_srcdir/tests/lib/live-nodes.sh"
 e2e_require torch
 app=$top_srcdir/tests/e2e/live_rank.py
 retry=$top_srcdir/helpers/rdzv-retry
@@ -30,32 +31,11 @@ hang=$top_builddir/helpers/rdzv-hang
 work=$(mktemp -d /tmp/rdzv-0120.XXXXXX) || exit 1
 chmod 755 "$work"
 stopped=
-cleanup() {
-	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
-	e2e_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
+trap live_cleanup EXIT
 # The hang diagnosis's helper and Python hook (case 1b; nothing is armed
 # without --rdzv-collective-timeout or --rdzv-debug=hang).
 e2e_start RDZV_PLUGSTACK_ARGS="hang_python=$top_srcdir/helpers/python hang_helper=$hang"
 cd "$work" || exit 1
-
-wait_for() {
-	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
-	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
-}
-started() { [ "$(ls "$1"/started.* 2>/dev/null | wc -l)" -ge "$2" ]; }
-# node_procs DIR RANK: the node of rank RANK, then its slurmd, the step's
-# slurmstepd there (the rank's parent) and the rank, as pids.
-node_procs() {
-	local node pid stepd
-	read -r node pid < "$1/started.$2"
-	stepd=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
-	grep -q slurmstepd "/proc/$stepd/cmdline" 2>/dev/null || stepd=
-	echo "$node $(cat "$RDZV_CLUSTER_DIR/run/slurmd-$node.pid" 2>/dev/null) $stepd $pid"
-}
-ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
 
 # 1. A node hangs.
 d=$work/hang; mkdir -m 755 "$d"
@@ -64,12 +44,7 @@ srun_pid=$!
 wait_for 120 started "$d" 3; ok $? "3 ranks on 3 nodes train"
 read -r node sd st rk <<< "$(node_procs "$d" 2)"
 ok "$([ -n "$sd" ] && [ -n "$st" ] && [ -n "$rk" ] && echo 0 || echo 1)" "rank 2's node $node: slurmd $sd, slurmstepd $st, rank $rk (the test's own)"
-stopped="$sd $st $rk"
-kill -STOP $stopped
-t0=$EPOCHREALTIME
-wait "$srun_pid"; rc=$?
-t=$(ms_since "$t0")
-kill -CONT $stopped; stopped=
+hang_until_srun_ends $sd $st $rk
 out=$(cat "$d/out")
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
 like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \
@@ -87,12 +62,7 @@ wait_for 120 started "$d" 6; ok $? "6 ranks on 3 nodes train, armed by --rdzv-co
 read -r node sd st rk <<< "$(node_procs "$d" 2)"
 peers=$(awk -v n="$node" '$1 == n { print $2 }' "$d"/started.*)
 ok "$([ -n "$sd" ] && [ -n "$st" ] && [ "$(echo $peers | wc -w)" = 2 ] && echo 0 || echo 1)" "rank 2's node $node: slurmd $sd, slurmstepd $st, ranks $(echo $peers)"
-stopped="$sd $st $peers"
-kill -STOP $stopped
-t0=$EPOCHREALTIME
-wait "$srun_pid"; rc=$?
-t=$(ms_since "$t0")
-kill -CONT $stopped; stopped=
+hang_until_srun_ends $sd $st $peers
 out=$(cat "$d/out")
 ok "$([ "$rc" != 0 ] && echo 0 || echo 1)" "srun fails (exit $rc)"
 like "$out" "rdzv: node $node does not answer \\(dead or hung: last heard [0-9.]+ s before the failure\\); the step was stopped" \

@@ -53,6 +53,7 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 	struct rdzv_topo *topo = NULL;
 	struct rdzv_conf conf;
 	struct rdzv_health h;
+	enum rdzv_health_outcome outcome;
 
 	rdzv_conf_defaults(&conf);
 	plugstack = plugstack_path(plugstack, ps, sizeof(ps));
@@ -83,9 +84,15 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 		}
 		req.topo = topo;
 	}
-	(void)rdzv_health_run(&req, RDZV_HEALTH_TIMEOUT_MS, &h);
+	outcome = rdzv_health_run(&req, (long)conf.health_timeout * 1000, &h);
 	rdzv_topo_destroy(topo);
-	if (h.fault[0]) {
+	/* Unfinished is not unhealthy: its own word and exit status, so
+	 * that NHC can tell a slow check from a fault. */
+	if (outcome == RDZV_HEALTH_UNFINISHED) {
+		fprintf(out, "%s: unfinished: %s\n", name, h.fault);
+		return 3;
+	}
+	if (outcome != RDZV_HEALTH_OK) {
 		fprintf(out, "%s: unhealthy: %s\n", name, h.fault);
 		return 1;
 	}

@@ -239,7 +239,8 @@ int pf_fabric_print(FILE *f);
 /* --node: the plugin's node check (health_check=) with plugstack.conf's
  * rdzv.so settings (plugstack NULL: next to $SLURM_CONF, else
  * /etc/slurm/plugstack.conf) for node name (NULL: $SLURMD_NODENAME, else
- * the short host name). One line on out; 0 healthy, 1 a fault, 2 usage. */
+ * the short host name). One line on out; 0 healthy, 1 a fault, 3 the check
+ * ran out of time (health_timeout=), 2 usage. */
 int pf_node_check(const char *plugstack, const char *name, FILE *out);
 
 /* fabric.c: the node's AMD GPUs and their xGMI hives into r (ROCm SMI from

@@ -244,21 +244,47 @@ int rdzv_health_check(const struct rdzv_health_req *r, struct rdzv_health *h)
 	return h->fault[0] != 0;
 }
 
-int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdzv_health *h)
+/* The bound as the site wrote it: whole seconds as health_timeout= takes
+ * them ("60 s", "60s"), else milliseconds (a test's). */
+static void say_bound(long ms, char *said, size_t saidlen, char *setting, size_t setlen)
+{
+	if (ms % 1000 == 0) {
+		snprintf(said, saidlen, "%ld s", ms / 1000);
+		snprintf(setting, setlen, "%lds", ms / 1000);
+	} else {
+		snprintf(said, saidlen, "%ld ms", ms);
+		snprintf(setting, setlen, "%ldms", ms);
+	}
+}
+
+static enum rdzv_health_outcome not_run(struct rdzv_health *h, const char *what, int err,
+                                        long start)
+{
+	snprintf(h->fault, sizeof(h->fault), "node check not run: cannot %s: %s", what,
+	         strerror(err));
+	h->ms = rdzv_now_ms() - start;
+	return RDZV_HEALTH_NOT_RUN;
+}
+
+enum rdzv_health_outcome rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms,
+                                         struct rdzv_health *h)
 {
 	long start = rdzv_now_ms();
-	int fd[2], status;
+	int fd[2], status, e, eof = 0;
 	size_t got = 0;
 	pid_t pid;
 
 	memset(h, 0, sizeof(*h));
 	h->nvml_gpus = -1;
+	/* Without a child nothing bounds the check (a driver call that never
+	 * returns would hold the prolog): it is not run here instead. */
 	if (pipe2(fd, O_CLOEXEC) < 0)
-		return rdzv_health_check(r, h);
+		return not_run(h, "open a pipe", errno, start);
 	if ((pid = fork()) < 0) {
+		e = errno;
 		close(fd[0]);
 		close(fd[1]);
-		return rdzv_health_check(r, h);
+		return not_run(h, "fork", e, start);
 	}
 	if (pid == 0) {
 		struct rdzv_health mine;
@@ -277,7 +303,7 @@ int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdz
 		_exit(0);
 	}
 	close(fd[1]);
-	while (got < sizeof(*h)) {
+	while (got < sizeof(*h) && !eof) {
 		struct pollfd p = { fd[0], POLLIN, 0 };
 		long left = timeout_ms - (rdzv_now_ms() - start);
 		ssize_t k;
@@ -292,26 +318,48 @@ int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdz
 		}
 		if ((k = read(fd[0], (char *)h + got, sizeof(*h) - got)) < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
+		if (k <= 0) {
+			eof = k == 0;
 			break;
+		}
 		got += (size_t)k;
 	}
 	close(fd[0]);
+	if (got < sizeof(*h) && eof) {
+		/* The child ended without its answer (a library it loaded
+		 * crashed): the check failed, in time. */
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		memset(h, 0, sizeof(*h));
+		h->nvml_gpus = -1;
+		if (WIFSIGNALED(status))
+			snprintf(h->fault, sizeof(h->fault), "node check died of signal %d",
+			         WTERMSIG(status));
+		else
+			snprintf(h->fault, sizeof(h->fault), "node check ended without an answer");
+		h->ms = rdzv_now_ms() - start;
+		return RDZV_HEALTH_FAULT;
+	}
 	if (got < sizeof(*h)) {
+		char said[32], setting[32];
+
+		/* Our own child, not yet waited for: its pid is still its. */
 		(void)kill(pid, SIGKILL);
 		memset(h, 0, sizeof(*h));
 		h->nvml_gpus = -1;
-		snprintf(h->fault, sizeof(h->fault), "node check unfinished after %ld ms (a GPU "
-		         "driver or file system not answering)", timeout_ms);
+		say_bound(timeout_ms, said, sizeof(said), setting, sizeof(setting));
+		snprintf(h->fault, sizeof(h->fault),
+		         "node check unfinished after %s (health_timeout=%s)", said, setting);
 		/* A child stuck in the kernel (D state) would hold a waitpid
 		 * forever: it is left to init when this process ends. */
 		(void)waitpid(pid, &status, WNOHANG);
-	} else {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		h->ms = rdzv_now_ms() - start;
+		return RDZV_HEALTH_UNFINISHED;
 	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 	h->ms = rdzv_now_ms() - start;
 	h->fault[sizeof(h->fault) - 1] = '\0';
 	h->notes[sizeof(h->notes) - 1] = '\0';
-	return h->fault[0] != 0;
+	return h->fault[0] ? RDZV_HEALTH_FAULT : RDZV_HEALTH_OK;
 }

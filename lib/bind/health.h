@@ -15,7 +15,12 @@
  *             or of unknown state there) is ACTIVE now:
  *             ROOT/sys/class/infiniband/DEV/ports/PORT/state
  * The first fault is the reason, in words short enough for a node's drain
- * reason. The whole check runs in a child process bounded in time. */
+ * reason. The whole check runs in a child process bounded in time
+ * (health_timeout=): a check that runs out of it is its own outcome, not a
+ * fault of the node's GPUs (NVML's first initialisation without persistence
+ * mode takes seconds per GPU), and the caller decides what it does; a check
+ * that cannot start its child (pipe2, fork) is not run in-process, where
+ * nothing would bound it. */
 #ifndef RDZV_HEALTH_H
 #define RDZV_HEALTH_H
 
@@ -23,8 +28,14 @@
 
 #include "topo.h"
 
-#define RDZV_HEALTH_TIMEOUT_MS 5000
 #define RDZV_HEALTH_REASON_MAX 200
+
+enum rdzv_health_outcome {
+	RDZV_HEALTH_OK = 0,         /* healthy */
+	RDZV_HEALTH_FAULT = 1,      /* a fault of the node: fault says which */
+	RDZV_HEALTH_UNFINISHED = 2, /* ran out of time: fault says after how long */
+	RDZV_HEALTH_NOT_RUN = 3,    /* no child for it (pipe2, fork): fault says why */
+};
 
 struct rdzv_health_req {
 	const char *root;         /* prefix of /proc and /sys; NULL or "": "/" */
@@ -46,9 +57,13 @@ struct rdzv_health {
 /* The check, in this process. Returns 1 with fault set, else 0. */
 int rdzv_health_check(const struct rdzv_health_req *r, struct rdzv_health *out);
 
-/* The check in a child process, given timeout_ms: a check that does not
- * end in time (a driver or file system not answering) is itself the
- * fault. Returns 1 with fault set, else 0. */
-int rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms, struct rdzv_health *out);
+/* The check in a child process, given timeout_ms (health_timeout=): the
+ * outcome, with fault set for all but RDZV_HEALTH_OK:
+ *   RDZV_HEALTH_UNFINISHED  "node check unfinished after 60 s
+ *                           (health_timeout=60s)": the child is killed
+ *   RDZV_HEALTH_NOT_RUN     "node check not run: cannot fork: ...", never
+ *                           run in this process instead */
+enum rdzv_health_outcome rdzv_health_run(const struct rdzv_health_req *r, long timeout_ms,
+                                         struct rdzv_health *out);
 
 #endif

@@ -232,6 +232,14 @@ int rdzv_listener_open(struct rdzv_listener *l, uint32_t job, uint32_t step)
 	return 0;
 }
 
+/* Has rdzv_listener_close written to the stop pipe? */
+static int stop_asked(const struct rdzv_listener *l)
+{
+	struct pollfd pf = { l->stop[0], POLLIN, 0 };
+
+	return poll(&pf, 1, 0) > 0;
+}
+
 static void *listen_thread(void *arg)
 {
 	struct rdzv_listener *l = arg;
@@ -252,11 +260,16 @@ static void *listen_thread(void *arg)
 		}
 		if (pf[1].revents)
 			break;
-		while (flen = sizeof(from),
-		       (n = recvfrom(l->sock, buf, l->ops->max, 0, (struct sockaddr *)&from, &flen)) >= 0) {
+		/* The stop pipe is looked at before every datagram: a sender
+		 * that keeps the socket full (a flood) cannot hold the close. */
+		while (!stop_asked(l) && (flen = sizeof(from),
+		                          (n = recvfrom(l->sock, buf, l->ops->max, 0,
+		                                        (struct sockaddr *)&from, &flen)) >= 0)) {
 			buf[n] = '\0';
 			l->ops->dgram(l, buf, (size_t)n, (struct sockaddr *)&from, flen, l->ctx);
 		}
+		if (stop_asked(l))
+			break;
 		if (l->ops->drained)
 			l->ops->drained(l, l->ctx);
 	}

@@ -22,6 +22,8 @@ void rdzv_conf_defaults(struct rdzv_conf *c)
 	snprintf(c->topology_cache, sizeof(c->topology_cache), "%s", RDZV_TOPOLOGY_CACHE_DEFAULT);
 	snprintf(c->hang_python, sizeof(c->hang_python), "%s", RDZV_HANG_PYTHON_DEFAULT);
 	c->record_syslog = -1;
+	c->health_timeout = RDZV_HEALTH_TIMEOUT_DEFAULT;
+	c->health_timeout_drain = 1;
 	snprintf(c->hang_helper, sizeof(c->hang_helper), "%s", RDZV_HANG_HELPER_DEFAULT);
 }
 
@@ -64,6 +66,32 @@ int rdzv_grace_parse(const char *val, uint32_t *secs)
 		return 0;
 	}
 	return rdzv_timeout_parse(val, secs);
+}
+
+int rdzv_health_timeout_parse(const char *val, uint32_t *secs)
+{
+	uint32_t t;
+
+	if (val && strcmp(val, "default") == 0) {
+		*secs = RDZV_HEALTH_TIMEOUT_DEFAULT;
+		return 0;
+	}
+	/* The collective timeout's durations, without its "off": an
+	 * unbounded check is what this bound is for. */
+	if (!val || strcmp(val, "off") == 0 || rdzv_timeout_parse(val, &t) < 0
+	    || t > RDZV_HEALTH_TIMEOUT_MAX)
+		return -1;
+	*secs = t;
+	return 0;
+}
+
+int rdzv_health_action_parse(const char *val)
+{
+	if (val && strcmp(val, "drain") == 0)
+		return 1;
+	if (val && strcmp(val, "none") == 0)
+		return 0;
+	return -1;
 }
 
 int rdzv_debug_parse(const char *val)
@@ -229,6 +257,15 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen, "plugstack argument health_check=%.32s: valid "
 				                "values are yes, no", val);
 			c->health_check = b;
+		} else if (strcmp(key, "health_timeout") == 0) {
+			if (rdzv_health_timeout_parse(val, &c->health_timeout) < 0)
+				return rdzv_err(err, errlen, "plugstack argument health_timeout=%.32s: "
+				                RDZV_HEALTH_TIMEOUT_VALID, val);
+		} else if (strcmp(key, "health_timeout_action") == 0) {
+			if ((b = rdzv_health_action_parse(val)) < 0)
+				return rdzv_err(err, errlen, "plugstack argument health_timeout_action=%.32s: "
+				                RDZV_HEALTH_ACTION_VALID, val);
+			c->health_timeout_drain = b;
 		} else if (strcmp(key, "record_syslog") == 0) {
 			if ((b = rdzv_syslog_facility(val)) < -1)
 				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
@@ -273,7 +310,7 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
 			                "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, "
-			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", key);
+			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action)", key);
 		}
 	}
 	return 0;

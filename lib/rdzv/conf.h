@@ -54,7 +54,26 @@ struct rdzv_conf {
 	                                          (jobmap.h); "" none */
 	int health_check;                      /* health_check=yes: the node check in
 	                                          the job's prolog (health.h) */
+	uint32_t health_timeout;               /* health_timeout=: seconds the check may
+	                                          take */
+	int health_timeout_drain;              /* health_timeout_action=drain (1) | none */
 };
+
+/* health_timeout=: how long the node check (health.h) may run before it is
+ * its own outcome, "unfinished": N, Ns or Nm, 1 s to 10 min, or "default".
+ * The default is long enough for NVML's first initialisation on an 8-GPU
+ * node without persistence mode: NVIDIA's Driver Persistence guide gives
+ * "order of 1-3 second" per GPU (ECC scrubbing), 24 s for eight, and a
+ * loaded node is slower. 0 or -1. */
+#define RDZV_HEALTH_TIMEOUT_DEFAULT 60u
+#define RDZV_HEALTH_TIMEOUT_MAX 600u
+#define RDZV_HEALTH_TIMEOUT_VALID "valid values are a duration of 1s to 10m (N, Ns, Nm) or default (60s)"
+int rdzv_health_timeout_parse(const char *val, uint32_t *secs);
+/* health_timeout_action=: what an unfinished check does to the node: drain
+ * (the default: drained with its own reason, the prolog fails) or none
+ * (said in slurmd's log, the job runs). 1, 0, or -1. */
+#define RDZV_HEALTH_ACTION_VALID "valid values are drain, none"
+int rdzv_health_action_parse(const char *val);
 
 /* record_syslog=: the facilities a site may name. Returns the LOG_* value,
  * or -1 for "no" ("none", "off"), -2 for anything else. */

@@ -10,11 +10,12 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
-static const char *const kinds[] = { "HELLO", "PING", "ALIVE", "BYE" };
+static const char *const kinds[] = { "HELLO", "PING", "ALIVE", "BYE", "ACK" };
 
 int rdzv_live_encode(const struct rdzv_live_msg *m, char *buf, size_t len)
 {
@@ -40,6 +41,7 @@ int rdzv_live_encode(const struct rdzv_live_msg *m, char *buf, size_t len)
 		n = snprintf(buf + h, len - (size_t)h, "%u %u", m->node_id, m->seq);
 		break;
 	case RDZV_LIVE_BYE:
+	case RDZV_LIVE_ACK:
 		n = snprintf(buf + h, len - (size_t)h, "%u", m->node_id);
 		break;
 	}
@@ -118,6 +120,7 @@ int rdzv_live_decode(const char *buf, size_t n, struct rdzv_live_msg *m)
 			goto bad;
 		return 0;
 	case RDZV_LIVE_BYE:
+	case RDZV_LIVE_ACK:
 		if (!(p = u32(p, &m->node_id)) || *p)
 			goto bad;
 		return 0;
@@ -143,25 +146,163 @@ void rdzv_live_free(struct rdzv_live *l)
 	memset(l, 0, sizeof(*l));
 }
 
+long rdzv_live_hello_delay(unsigned attempt, uint32_t rnd)
+{
+	long d = RDZV_LIVE_HELLO_FIRST_MS;
+	unsigned i;
+
+	if (attempt == 0 || attempt >= RDZV_LIVE_HELLO_TRIES)
+		return -1;
+	for (i = 1; i < attempt && d < RDZV_LIVE_HELLO_CAP_MS; i++)
+		d *= 2;
+	if (d > RDZV_LIVE_HELLO_CAP_MS)
+		d = RDZV_LIVE_HELLO_CAP_MS;
+	return d / 2 + (long)(rnd % (uint32_t)d);
+}
+
+/* The jitter: xorshift32 (spread, not secrecy). */
+static uint32_t next_rnd(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+static void *resend_hello(void *arg)
+{
+	struct rdzv_live_hello *h = arg;
+	unsigned attempt;
+
+	pthread_mutex_lock(&h->mu);
+	for (attempt = 1; !h->acked && !h->stopping; attempt++) {
+		struct timespec until;
+		long d = rdzv_live_hello_delay(attempt, next_rnd(&h->x));
+
+		if (d < 0)
+			break;
+		rdzv_realtime_in(&until, d);
+		while (!h->acked && !h->stopping)
+			if (pthread_cond_timedwait(&h->cv, &h->mu, &until) != 0)
+				break;
+		if (h->acked || h->stopping)
+			break;
+		pthread_mutex_unlock(&h->mu);
+		(void)rdzv_live_sendto(h->sock, h->msg, strlen(h->msg), &h->to, h->tolen);
+		pthread_mutex_lock(&h->mu);
+		h->sent++;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg,
+                          const struct sockaddr_storage *to, socklen_t tolen, uint32_t seed)
+{
+	/* Statically initialised, never destroyed: srun's ACK may still come
+	 * (the responder's thread) after rdzv_live_hello_stop. */
+	const pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	const pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	sigset_t all, old;
+
+	memset(h, 0, sizeof(*h));
+	h->mu = mu;
+	h->cv = cv;
+	if (strlen(msg) >= sizeof(h->msg) || tolen > sizeof(h->to))
+		return -1;
+	h->sock = sock;
+	h->x = seed ? seed : 0x9e3779b9u; /* xorshift never leaves 0 */
+	memcpy(h->msg, msg, strlen(msg) + 1);
+	memcpy(&h->to, to, tolen);
+	h->tolen = tolen;
+	(void)rdzv_live_sendto(sock, h->msg, strlen(h->msg), &h->to, h->tolen);
+	h->sent = 1;
+	/* The thread takes none of the process's signals (slurmstepd's). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	h->started = pthread_create(&h->th, NULL, resend_hello, h) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return h->started ? 0 : -1;
+}
+
+int rdzv_live_hello_acked(struct rdzv_live_hello *h, const struct sockaddr *from, socklen_t len)
+{
+	int first;
+
+	pthread_mutex_lock(&h->mu);
+	first = !h->acked && !h->stopping;
+	h->acked = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	/* The first ACK only: srun acknowledges each resend, all from the
+	 * same socket. */
+	if (!first || !from)
+		return 0;
+	return connect(h->sock, from, len) == 0 ? 1 : -1;
+}
+
+unsigned rdzv_live_hello_stop(struct rdzv_live_hello *h)
+{
+	pthread_mutex_lock(&h->mu);
+	h->stopping = 1;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	if (h->started)
+		pthread_join(h->th, NULL);
+	h->started = 0;
+	return h->sent;
+}
+
+/* The same host: family and address (an IPv4 peer of a dual-stack socket
+ * comes as ::ffff:a.b.c.d, always the same way from one socket). With
+ * port, the same socket too. */
+static int same_peer(const struct sockaddr_storage *a, socklen_t alen, const struct sockaddr *b,
+                     socklen_t blen, int port)
+{
+	if (!alen || !b || a->ss_family != b->sa_family)
+		return 0;
+	if (a->ss_family == AF_INET && alen >= sizeof(struct sockaddr_in)
+	    && blen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_addr.s_addr == y->sin_addr.s_addr && (!port || x->sin_port == y->sin_port);
+	}
+	if (a->ss_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6)
+	    && blen >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0
+		       && x->sin6_scope_id == y->sin6_scope_id && (!port || x->sin6_port == y->sin6_port);
+	}
+	return 0;
+}
+
 int rdzv_live_take(struct rdzv_live *l, const struct rdzv_live_msg *m, const struct sockaddr *from,
                    socklen_t fromlen, int64_t now_ms)
 {
 	struct rdzv_live_node *nd;
 	int changed = 0;
 
-	if (m->kind == RDZV_LIVE_PING || m->node_id >= l->n)
+	if (m->kind == RDZV_LIVE_PING || m->kind == RDZV_LIVE_ACK || m->node_id >= l->n)
 		return -1;
 	nd = &l->v[m->node_id];
 	if (m->kind == RDZV_LIVE_HELLO) {
 		if (!from || fromlen == 0 || fromlen > (socklen_t)sizeof(nd->addr))
 			return -1;
-		if (nd->len != fromlen || memcmp(&nd->addr, from, fromlen) != 0
-		    || strcmp(nd->name, m->node) != 0) {
-			memcpy(&nd->addr, from, fromlen);
-			nd->len = fromlen;
-			snprintf(nd->name, sizeof(nd->name), "%s", m->node);
-			changed = 1;
-		}
+		/* The first HELLO of a node id is its: a later one from
+		 * elsewhere, or with another name, is not (a forger's, or
+		 * a stray of another step that guessed the nonce). */
+		if (nd->len)
+			return same_peer(&nd->addr, nd->len, from, fromlen, 1)
+			               && strcmp(nd->name, m->node) == 0
+			           ? 0
+			           : -1;
+		memcpy(&nd->addr, from, fromlen);
+		nd->len = fromlen;
+		snprintf(nd->name, sizeof(nd->name), "%s", m->node);
+		changed = 1;
+	} else if (!same_peer(&nd->addr, nd->len, from, fromlen, m->kind == RDZV_LIVE_ALIVE)) {
+		return -1;
 	} else if (m->kind == RDZV_LIVE_BYE) {
 		changed = nd->seq != UINT32_MAX;
 		nd->seq = UINT32_MAX;
@@ -256,28 +397,38 @@ int rdzv_live_names(const struct rdzv_live *l, const uint32_t *ids, size_t nids,
 	return named;
 }
 
+/* to as sock reaches it: a dual-stack socket (channel.c's) reaches an
+ * IPv4 peer through its mapped address, ::ffff:a.b.c.d, written into *m6;
+ * *len the address's length. */
+static const struct sockaddr *reach(int sock, const struct sockaddr_storage *to, socklen_t tolen,
+                                    struct sockaddr_in6 *m6, socklen_t *len)
+{
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)to;
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof(me);
+
+	*len = tolen;
+	if (to->ss_family != AF_INET || getsockname(sock, (struct sockaddr *)&me, &ml) < 0
+	    || me.ss_family != AF_INET6)
+		return (const struct sockaddr *)to;
+	memset(m6, 0, sizeof(*m6));
+	m6->sin6_family = AF_INET6;
+	m6->sin6_port = a4->sin_port;
+	m6->sin6_addr.s6_addr[10] = 0xff;
+	m6->sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&m6->sin6_addr.s6_addr[12], &a4->sin_addr, 4);
+	*len = sizeof(*m6);
+	return (const struct sockaddr *)m6;
+}
+
 int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
                      socklen_t tolen)
 {
-	struct sockaddr_storage me;
 	struct sockaddr_in6 m6;
-	socklen_t ml = sizeof(me);
+	socklen_t len;
+	const struct sockaddr *a = reach(sock, to, tolen, &m6, &len);
 
-	/* A dual-stack socket (channel.c's) reaches an IPv4 peer through its
-	 * mapped address, ::ffff:a.b.c.d. */
-	if (to->ss_family == AF_INET && getsockname(sock, (struct sockaddr *)&me, &ml) == 0
-	    && me.ss_family == AF_INET6) {
-		const struct sockaddr_in *a4 = (const struct sockaddr_in *)to;
-
-		memset(&m6, 0, sizeof(m6));
-		m6.sin6_family = AF_INET6;
-		m6.sin6_port = a4->sin_port;
-		m6.sin6_addr.s6_addr[10] = 0xff;
-		m6.sin6_addr.s6_addr[11] = 0xff;
-		memcpy(&m6.sin6_addr.s6_addr[12], &a4->sin_addr, 4);
-		return sendto(sock, buf, n, 0, (struct sockaddr *)&m6, sizeof(m6)) < 0 ? -1 : 0;
-	}
-	return sendto(sock, buf, n, 0, (const struct sockaddr *)to, tolen) < 0 ? -1 : 0;
+	return sendto(sock, buf, n, 0, a, len) < 0 ? -1 : 0;
 }
 
 /* Waits, *mu held, until `want` more answers than `since` have come, or

@@ -19,8 +19,20 @@
  *   node -> srun   RDZVL1 ALIVE JOB.STEP NONCE NODEID SEQ
  *   node -> srun   RDZVL1 BYE JOB.STEP NONCE NODEID   (its part of the step
  *                  ended: its slurmstepd exits and stops answering)
+ *   srun -> node   RDZVL1 ACK JOB.STEP NONCE NODEID  (its HELLO was taken)
  * srun learns each node's address from its HELLO's source: no name is
- * resolved. Plain C, no SPANK: tests/unit/test-liveness.c, fuzz-liveness,
+ * resolved. The first HELLO of a node id fixes its address: srun takes
+ * that node's ALIVE only from that address and port, its BYE only from
+ * that address (releases before ACK send BYE from a socket of their own),
+ * so a datagram from anyone else never answers for a node (issue 45).
+ * A HELLO is resent until srun's ACK (rdzv_live_hello_delay: a bounded
+ * count, growing delays with jitter), so neither a 32k-node launch whose
+ * HELLOs overflow srun's socket buffer nor a flood at srun's port leaves a
+ * node unknown. Releases before ACK ignore it (their decoder refuses the
+ * kind) and take a repeated HELLO as a repeat: the wire stays RDZVL1.
+ * Once srun's ACK came, the node's socket is connect()ed to the address
+ * and port it came from, so the kernel drops a datagram from anyone else
+ * before the responder's thread reads it. Plain C, no SPANK: tests/unit/test-liveness.c, fuzz-liveness,
  * bench/bench-liveness (1k-32k nodes). */
 #ifndef RDZV_LIVENESS_H
 #define RDZV_LIVENESS_H
@@ -43,13 +55,65 @@
 #define RDZV_LIVE_WINDOW 128
 #define RDZV_LIVE_WINDOW_MS 20
 
-enum rdzv_live_kind { RDZV_LIVE_HELLO, RDZV_LIVE_PING, RDZV_LIVE_ALIVE, RDZV_LIVE_BYE };
+enum rdzv_live_kind {
+	RDZV_LIVE_HELLO,
+	RDZV_LIVE_PING,
+	RDZV_LIVE_ALIVE,
+	RDZV_LIVE_BYE,
+	RDZV_LIVE_ACK,
+};
+
+/* A node's HELLO: sent at once, then again after rdzv_live_hello_delay(1),
+ * (2), ... until srun's ACK, RDZV_LIVE_HELLO_TRIES in all: the delays
+ * double from RDZV_LIVE_HELLO_FIRST_MS up to RDZV_LIVE_HELLO_CAP_MS, each
+ * drawn in [d/2, 3d/2) so that the nodes of one launch do not resend
+ * together; all the tries of a node fit in RDZV_LIVE_HELLO_MAX_MS. */
+#define RDZV_LIVE_HELLO_TRIES 12
+#define RDZV_LIVE_HELLO_FIRST_MS 200
+#define RDZV_LIVE_HELLO_CAP_MS 2000
+#define RDZV_LIVE_HELLO_MAX_MS 30000
+/* The wait before try `attempt` (1 .. RDZV_LIVE_HELLO_TRIES - 1), rnd a
+ * random number; -1 when there is no such try. */
+long rdzv_live_hello_delay(unsigned attempt, uint32_t rnd);
+
+/* A node's HELLO and its resends: sent at once from sock to srun's
+ * address (to, as the node resolved it), then by a thread of its own on
+ * rdzv_live_hello_delay's schedule until rdzv_live_hello_acked, the tries
+ * spent or rdzv_live_hello_stop. seed: different on each node of a step
+ * (the jitter's). */
+struct rdzv_live_hello {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int sock;
+	int acked, stopping, started;
+	unsigned sent; /* the HELLOs sent, the first included */
+	uint32_t x;    /* the jitter's state */
+	pthread_t th;
+	struct sockaddr_storage to;
+	socklen_t tolen;
+	char msg[RDZV_LIVE_DGRAM_MAX];
+};
+/* 0 (the thread started, whatever became of the first send), or -1 (no
+ * resends; rdzv_live_hello_acked and _stop may still be called). */
+int rdzv_live_hello_start(struct rdzv_live_hello *h, int sock, const char *msg,
+                          const struct sockaddr_storage *to, socklen_t tolen, uint32_t seed);
+/* srun's ACK (its step, nonce and node id checked by the caller), from
+ * `from`: the resends stop and, the first time, sock is connected to that
+ * address and port, the one srun's PINGs come from (not always the
+ * address the node resolved: a host of several addresses answers from
+ * the one its route to the node picks). From then on the kernel drops
+ * every datagram of anyone else before the responder reads it. 1 when it
+ * connected sock now, 0 when it was already, -1 when connect failed. */
+int rdzv_live_hello_acked(struct rdzv_live_hello *h, const struct sockaddr *from, socklen_t len);
+/* The thread stopped and joined (an ACK after it connects nothing).
+ * Returns how many HELLOs were sent. */
+unsigned rdzv_live_hello_stop(struct rdzv_live_hello *h);
 
 struct rdzv_live_msg {
 	enum rdzv_live_kind kind;
 	uint32_t job, step;
 	uint64_t nonce;
-	uint32_t node_id; /* HELLO, ALIVE, BYE */
+	uint32_t node_id; /* HELLO, ALIVE, BYE, ACK */
 	uint32_t seq;     /* PING, ALIVE */
 	char node[RDZV_HOST_MAX]; /* HELLO */
 };
@@ -84,8 +148,10 @@ void rdzv_live_free(struct rdzv_live *l);
 /* A node's HELLO, ALIVE or BYE, already checked against the step and
  * nonce: its address (HELLO), its answer to check seq (ALIVE), its end
  * (BYE: every later check counts it as answered). 1 when it changed what
- * is known, 0 when not (a repeat), -1 for a node id out of range or a
- * PING. */
+ * is known, 0 when not (a repeat, to be acknowledged again for a HELLO),
+ * -1 when refused: a node id out of range, a PING or ACK, a HELLO for a
+ * known node from another address or with another name, an ALIVE not
+ * from the node's address and port, a BYE not from its address. */
 int rdzv_live_take(struct rdzv_live *l, const struct rdzv_live_msg *m, const struct sockaddr *from,
                    socklen_t fromlen, int64_t now_ms);
 
@@ -131,5 +197,7 @@ size_t rdzv_live_run_check(struct rdzv_live *l, const struct rdzv_live_check *c,
  * to an address of either family. 0, or -1 with errno. */
 int rdzv_live_sendto(int sock, const char *buf, size_t n, const struct sockaddr_storage *to,
                      socklen_t tolen);
+
+
 
 #endif

@@ -23,6 +23,9 @@
  *                    (nvmlDeviceGetRetiredPagesPendingStatus)
  *   remap INDEX WHAT GPU INDEX's row remapping: pending | failed
  *                    (nvmlDeviceGetRemappedRows)
+ *   slow-init MS     nvmlInit_v2 takes MS milliseconds, as NVML's first
+ *                    initialisation without persistence mode does (1-3 s
+ *                    a GPU, NVIDIA's Driver Persistence guide)
  *   log PATH         append "init PID" to PATH at each nvmlInit_v2
  * (fail and log are read as in every double: tests/lib/double-config.h.)
  * Built twice: with RDZV_DOUBLE_NO_V the library lacks
@@ -78,6 +81,7 @@ struct gpu {
 
 static struct {
 	int inited;
+	unsigned slow_ms;
 	unsigned n;
 	struct gpu gpu[GPUS_MAX];
 	struct double_fails fails;
@@ -143,6 +147,8 @@ static int own_line(const char *line)
 	struct gpu *g;
 	int k;
 
+	if (sscanf(line, "slow-init %u", &dbl.slow_ms) == 1)
+		return 0;
 	if (sscanf(line, "deny %d", &k) == 1) {
 		if (k >= 0 && k < GPUS_MAX)
 			dbl.gpu[k].denied = 1;
@@ -177,8 +183,13 @@ int nvmlInit_v2(void)
 	static const struct double_file file = { "nvml-double", "RDZV_NVML_DOUBLE",
 		                                     "nvml-double.txt", &dbl, own_line };
 
+	unsigned rc;
+
 	memset(&dbl, 0, sizeof(dbl));
-	return (int)double_init(&file, &dbl.fails, &dbl.inited, "nvmlInit_v2", UNKNOWN);
+	rc = double_init(&file, &dbl.fails, &dbl.inited, "nvmlInit_v2", UNKNOWN);
+	if (dbl.slow_ms)
+		usleep(dbl.slow_ms * 1000u);
+	return (int)rc;
 }
 
 int nvmlShutdown(void)

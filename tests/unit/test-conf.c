@@ -111,9 +111,40 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check)", "the refusal lists container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir and health_check among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action)", "the refusal lists container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout and health_timeout_action among the known keys");
 	conf_refused("health_check=maybe", "health_check=maybe: valid values are yes, no",
 	             "health_check=maybe is refused naming the valid values");
+	{
+		static const char *const bad[] = { "5x", "0", "0s", "11m", "601", "1h", "off", "", "-5",
+			                           "60 s", NULL };
+		static const struct { const char *v; uint32_t s; } good[] = {
+			{ "default", 60 }, { "90", 90 }, { "90s", 90 }, { "2m", 120 }, { "10m", 600 },
+			{ "1s", 1 } };
+		struct rdzv_conf hc;
+		char arg[64];
+		size_t i;
+
+		rdzv_conf_defaults(&hc);
+		ok(hc.health_timeout == 60 && hc.health_timeout_drain == 1,
+		   "the node check's defaults: health_timeout=60s, health_timeout_action=drain");
+		for (i = 0; bad[i]; i++) {
+			snprintf(arg, sizeof(arg), "health_timeout=%s", bad[i]);
+			conf_refused(arg, "valid values are a duration of 1s to 10m (N, Ns, Nm) or default (60s)",
+			             arg);
+		}
+		for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+			snprintf(arg, sizeof(arg), "health_timeout=%s", good[i].v);
+			ok(parse1(arg, &hc) == 0 && hc.health_timeout == good[i].s, "%s: %u s", arg,
+			   good[i].s);
+		}
+		ok(parse1("health_timeout_action=none", &hc) == 0 && hc.health_timeout_drain == 0,
+		   "health_timeout_action=none: an unfinished check drains nothing");
+		ok(parse1("health_timeout_action=drain", &hc) == 0 && hc.health_timeout_drain == 1,
+		   "health_timeout_action=drain");
+		conf_refused("health_timeout_action=maybe",
+		             "health_timeout_action=maybe: valid values are drain, none",
+		             "health_timeout_action=maybe is refused naming the valid values");
+	}
 	conf_refused("dcgm_job_map_dir=run/dcgm", "must be an absolute path",
 	             "dcgm_job_map_dir= must be absolute");
 	conf_refused("nvlink_domain=rack", "nvlink_domain=rack: valid values are node, block, nvml", "nvlink_domain=rack is refused naming the valid values");

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -182,6 +183,33 @@ static void gpu_dev(const char *d, int k)
 	}
 }
 
+/* rdzv_health_run in a child process of the test that has no file
+ * descriptor left (RLIMIT_NOFILE at the three it holds): its outcome as
+ * the exit status, or -1. A FIFO gres.conf would hold an in-process
+ * check for ever: the child's own alarm (5 s) ends it then. */
+static int not_run_without_fds(const struct rdzv_health_req *req)
+{
+	struct rlimit rl = { 3, 3 };
+	struct rdzv_health h;
+	int status, fd;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		alarm(5);
+		for (fd = 3; fd < 1024; fd++)
+			close(fd);
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(100);
+		_exit((int)rdzv_health_run(req, 60000, &h) == RDZV_HEALTH_NOT_RUN
+		              && strncmp(h.fault, "node check not run: cannot open a pipe: ", 40) == 0
+		          ? RDZV_HEALTH_NOT_RUN
+		          : 101);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 static void test_health(const char *fixtures, const char *nvml)
 {
 	char root[600], path[1024], gres[700], text[1024];
@@ -258,6 +286,21 @@ static void test_health(const char *fixtures, const char *nvml)
 	           "fail nvmlInit_v2 9\n");
 	is_int(rdzv_health_check(&req, &h), 1, "NVML that does not start: a fault");
 	like(h.fault, "^NVML does not start", "... saying so");
+	/* NVML's first initialisation, slow (no persistence mode): past the
+	 * bound it is its own outcome, never a GPU's fault; within, healthy. */
+	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "slow-init 1500\n");
+	is_int(rdzv_health_run(&req, 1000, &h), RDZV_HEALTH_UNFINISHED,
+	       "NVML's init taking 1.5 s, a bound of 1 s: unfinished");
+	is_str(h.fault, "node check unfinished after 1 s (health_timeout=1s)",
+	       "... its own reason, naming the setting");
+	ok(h.ms >= 1000 && h.ms < 1400, "... at the bound (%ld ms)", h.ms);
+	is_int(h.nvml_gpus, -1, "... and no GPU count of a check that did not end");
+	is_int(rdzv_health_run(&req, 3000, &h), RDZV_HEALTH_OK, "a bound of 3 s: healthy");
+	ok(h.nvml_gpus == 4, "... NVML counted 4, in %ld ms", h.ms);
 	req.nvml_library = "/nonexistent/libnvidia-ml.so.1";
 	/* The driver's list: GPU 1's minor is not in it. Device files of
 	 * NVIDIA's major (195) need root's mknod. */
@@ -334,10 +377,10 @@ static void test_health(const char *fixtures, const char *nvml)
 		snprintf(text, sizeof(text), "NIC %s absent", name);
 		like(h.fault, text, "... naming it");
 		/* In a child, bounded: the same fault, and the time it took. */
-		is_int(rdzv_health_run(&req, RDZV_HEALTH_TIMEOUT_MS, &h), 1,
+		is_int(rdzv_health_run(&req, 5000, &h), RDZV_HEALTH_FAULT,
 		       "the check in a child process finds the same fault");
 		like(h.fault, text, "... and brings it back");
-		ok(h.ms >= 0 && h.ms < RDZV_HEALTH_TIMEOUT_MS, "... in %ld ms", h.ms);
+		ok(h.ms >= 0 && h.ms < 5000, "... in %ld ms", h.ms);
 	}
 	rdzv_topo_destroy(t);
 	/* A check that never ends: a GPU file on a FIFO with no writer would
@@ -346,9 +389,14 @@ static void test_health(const char *fixtures, const char *nvml)
 	ok(mkfifo(path, 0600) == 0, "a gres.conf that blocks its reader (a FIFO)");
 	req.gres_conf = path;
 	req.topo = NULL;
-	is_int(rdzv_health_run(&req, 300, &h), 1, "a check that does not end is a fault");
-	like(h.fault, "^node check unfinished after 300 ms", "... saying so");
+	is_int(rdzv_health_run(&req, 300, &h), RDZV_HEALTH_UNFINISHED,
+	       "a check that does not end: unfinished, not a fault");
+	is_str(h.fault, "node check unfinished after 300 ms (health_timeout=300ms)", "... saying so");
 	ok(h.ms >= 300 && h.ms < 3000, "... after its limit (%ld ms)", h.ms);
+	/* No child for it (no file descriptor left for its pipe): not run in
+	 * this process instead, where the FIFO would hold it for ever. */
+	is_int(not_run_without_fds(&req), RDZV_HEALTH_NOT_RUN,
+	       "no pipe for the child: not run, in a process whose files are all taken");
 	unlink(path);
 }
 
