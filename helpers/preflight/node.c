@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* node.c: rdzv-preflight --node, the node check of the plugin's job prolog
- * (health_check=yes, lib/bind/health.h) run by hand or by NHC, with the
- * settings of the rdzv.so line of plugstack.conf. */
+ * (health_check=yes, lib/bind/health.h) and its look at the GPU drivers'
+ * reports since the gate's cursor (lib/bind/gpugate.h; the cursor is left
+ * where it is: the gate's own), run by hand or by NHC, with the settings
+ * of the rdzv.so line of plugstack.conf. */
 #include "config.h"
 #include "preflight.h"
 
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "gpugate.h"
 #include "health.h"
 #include "identity.h"
 #include "topo.h"
@@ -53,6 +56,8 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 	struct rdzv_topo *topo = NULL;
 	struct rdzv_conf conf;
 	struct rdzv_health h;
+	struct rdzv_gpugate_req greq = { &conf, NULL, NULL, NULL, 0 };
+	struct rdzv_gpugate g;
 
 	rdzv_conf_defaults(&conf);
 	plugstack = plugstack_path(plugstack, ps, sizeof(ps));
@@ -84,15 +89,21 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 		req.topo = topo;
 	}
 	(void)rdzv_health_run(&req, RDZV_HEALTH_TIMEOUT_MS, &h);
+	greq.node = name;
+	greq.gres_conf = req.gres_conf;
+	greq.topo = topo;
+	(void)rdzv_gpugate_run(&greq, &g);
 	rdzv_topo_destroy(topo);
-	if (h.fault[0]) {
-		fprintf(out, "%s: unhealthy: %s\n", name, h.fault);
+	if (h.fault[0] || g.fault[0]) {
+		fprintf(out, "%s: unhealthy: %s\n", name, h.fault[0] ? h.fault : g.fault);
 		return 1;
 	}
 	fprintf(out, "%s: healthy in %ld ms (%d GPU files, %d NIC ports", name, h.ms, h.gpus,
 	        h.nics);
 	if (h.nvml_gpus >= 0)
 		fprintf(out, ", NVML %d GPUs", h.nvml_gpus);
-	fprintf(out, ")%s%s\n", h.notes[0] ? "; " : "", h.notes);
+	fprintf(out, ", GPU faults: %d report%s in %ld ms)%s%s%s%s\n", g.reports,
+	        g.reports == 1 ? "" : "s", g.ms, h.notes[0] ? "; " : "", h.notes,
+	        g.notes[0] ? "; " : "", g.notes);
 	return 0;
 }

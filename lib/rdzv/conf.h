@@ -54,6 +54,13 @@ struct rdzv_conf {
 	                                          (jobmap.h); "" none */
 	int health_check;                      /* health_check=yes: the node check in
 	                                          the job's prolog (health.h) */
+	char kmsg[RDZV_PATH_MAX];              /* kmsg=PATH (%n = node name): the kernel
+	                                          log read for GPU faults (gpufault.h);
+	                                          "" /dev/kmsg */
+	char xid_table[RDZV_PATH_MAX];         /* xid_table=PATH: the Xid classes (xid.h);
+	                                          "" the installed table */
+	char gpu_state_dir[RDZV_PATH_MAX];     /* gpu_state_dir=DIR (%n = node name): root's
+	                                          cursor of the GPU-fault gate */
 };
 
 /* record_syslog=: the facilities a site may name. Returns the LOG_* value,

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-xid: the Xid table (etc/rdzv-xid.conf as installed, and bad lines named
  * by file and line), kernel-log records in /dev/kmsg's format, the NVIDIA
- * driver's Xid lines in their wordings, and a scan's cursor and bounds
- * (bad input first). */
+ * driver's Xid lines in their wordings, a scan's cursor and bounds, and the
+ * gate's judgement (gpufault.h): the cursor file, AMD's RAS counts in a
+ * fake sysfs tree against their baseline, the worst report, a report
+ * judged once, a new boot (bad input first). */
 #include "config.h"
+#include "gpufault.h"
 #include "kmsg.h"
 #include "xid.h"
 #include "tap.h"
+#include "fs-fixtures.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +221,139 @@ static void test_scan(void)
 	   "a missing source named (%s)", err);
 }
 
+static void test_cursor(void)
+{
+	struct rdzv_gpu_cursor c, d;
+	char buf[4096];
+	static const char *const bad[] = {
+		"seq x\n", "boot\n", "ras 0000:3b:00 umc\n", "what 1\n", "seq 1 2\n",
+		"seq -1\n",
+	};
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(rdzv_gpu_cursor_parse(bad[i], strlen(bad[i]), &c) < 0 && c.seq == 0 && !c.nras,
+		   "not a cursor: '%.*s' (left empty)", (int)strlen(bad[i]) - 1, bad[i]);
+	memset(&c, 0, sizeof(c));
+	snprintf(c.boot, sizeof(c.boot), "b0a1");
+	c.seq = 1234567890123ull;
+	c.nras = 2;
+	snprintf(c.ras[0].pci, sizeof(c.ras[0].pci), "0000:3b:00");
+	snprintf(c.ras[0].block, sizeof(c.ras[0].block), "umc");
+	c.ras[0].ue = 3;
+	snprintf(c.ras[1].pci, sizeof(c.ras[1].pci), "0000:5e:00");
+	snprintf(c.ras[1].block, sizeof(c.ras[1].block), "gfx");
+	n = rdzv_gpu_cursor_format(&c, buf, sizeof(buf));
+	ok(n > 0 && rdzv_gpu_cursor_parse(buf, (size_t)n, &d) == 0 && memcmp(&c, &d, sizeof(c)) == 0,
+	   "a cursor round-trips (%d bytes)", n);
+	ok(rdzv_gpu_cursor_format(&c, buf, 20) < 0, "a short buffer refused");
+}
+
+/* path's directories made, then text written ("w") or appended ("a"). */
+static void put(const char *path, const char *text, const char *how)
+{
+	char dir[512];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	mkdirs(dir);
+	if (!(f = fopen(path, how)) || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
+struct tree {
+	char dir[64], root[128], kmsg[160], state[160];
+};
+
+static void ras_write(struct tree *t, int card, const char *pci, const char *block, int ue)
+{
+	char path[512], text[64];
+
+	snprintf(path, sizeof(path), "%s/sys/class/drm/card%d/device/uevent", t->root, card);
+	snprintf(text, sizeof(text), "DRIVER=amdgpu\nPCI_SLOT_NAME=%s\n", pci);
+	put(path, text, "w");
+	snprintf(path, sizeof(path), "%s/sys/class/drm/card%d/device/ras/%s_err_count", t->root,
+	         card, block);
+	snprintf(text, sizeof(text), "ue: %d\nce: 7\n", ue);
+	put(path, text, "w");
+}
+
+static void test_look(void)
+{
+	struct rdzv_xid_table table = { 0 };
+	struct rdzv_gpufault_req r = { 0 };
+	struct rdzv_gpu_cursor c;
+	struct rdzv_gpufault f;
+	struct tree t;
+	char path[512], words[200], err[256];
+	const char *src = getenv("top_srcdir");
+
+	snprintf(t.dir, sizeof(t.dir), "/tmp/test-gpufault-XXXXXX");
+	if (!ok(mkdtemp(t.dir) != NULL, "a fake node"))
+		return;
+	snprintf(t.root, sizeof(t.root), "%s/root", t.dir);
+	snprintf(t.kmsg, sizeof(t.kmsg), "%s/kmsg", t.dir);
+	snprintf(t.state, sizeof(t.state), "%s/state/gpu-cursor", t.dir);
+	snprintf(path, sizeof(path), "%s/etc/rdzv-xid.conf", src ? src : ".");
+	rdzv_xid_table_load(&table, path, err, sizeof(err));
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", t.root);
+	put(path, "boot-1\n", "w");
+	write_file(t.kmsg, "6,1,100,-;hello\n"
+	                   "4,2,200,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=9, name=p, Graphics\n");
+	memset(&c, 0, sizeof(c));
+	r.root = t.root;
+	r.kmsg = t.kmsg;
+	r.table = &table;
+	r.cursor = &c;
+	ok(rdzv_gpufault_look(&r, &f) == 1 && !f.worst.node_fault && f.worst.xid == 13
+	   && c.seq == 2 && strcmp(c.boot, "boot-1") == 0,
+	   "an application's Xid: a report, not a node fault; the cursor at seq 2");
+	put(t.kmsg, "4,3,300,-;NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+	                    "name=<unknown>, GPU has fallen off the bus.\n"
+	                    "4,4,400,-;NVRM: Xid (PCI:0000:5e:00): 48, pid=1, DBE\n"
+	                    "4,5,500,-;NVRM: Xid (PCI:0000:5e:00): 31, pid=1, fault\n", "a");
+	ok(rdzv_gpufault_look(&r, &f) == 3 && f.node_faults == 2 && f.worst.xid == 79
+	   && strcmp(f.worst.pci, "0000:3b:00") == 0 && c.seq == 5,
+	   "after the cursor: three reports, the worst a node fault (79 over 48)");
+	rdzv_gpu_fault_words(&f.worst, words, sizeof(words));
+	is_str(words, "Xid 79, GPU has fallen off the bus (RESTART_BM)", "the words of a fault");
+	ok(rdzv_gpu_cursor_save(t.state, &c, err, sizeof(err)) == 0
+	   && rdzv_gpu_cursor_load(t.state, &c, err, sizeof(err)) == 1 && c.seq == 5,
+	   "the cursor saved (its directory made) and loaded back");
+	ok(rdzv_gpufault_look(&r, &f) == 0, "judged once: nothing new, nothing found");
+	/* AMD: the first look is the baseline; a rise in ue is a fault. */
+	ras_write(&t, 0, "0000:C1:00.0", "umc", 2);
+	ras_write(&t, 1, "0000:c6:00.0", "gfx", 0);
+	ok(rdzv_gpufault_look(&r, &f) == 0 && c.nras == 2, "RAS counts: the baseline, no fault");
+	ras_write(&t, 0, "0000:C1:00.0", "umc", 5);
+	ok(rdzv_gpufault_look(&r, &f) == 1 && f.worst.node_fault && f.worst.ue == 3
+	   && strcmp(f.worst.pci, "0000:c1:00") == 0, "an uncorrectable count rising: the node's");
+	rdzv_gpu_fault_words(&f.worst, words, sizeof(words));
+	is_str(words, "an uncorrectable RAS error (umc, 3 new)", "the words of a RAS fault");
+	ok(rdzv_gpufault_look(&r, &f) == 0, "a RAS rise judged once");
+	/* A new boot: the kernel log numbers again from 1. */
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", t.root);
+	put(path, "boot-2\n", "w");
+	write_file(t.kmsg, "4,1,100,-;NVRM: Xid (PCI:0000:3b:00): 95, pid=1, Uncontained\n");
+	ok(rdzv_gpufault_look(&r, &f) == 1 && f.worst.xid == 95 && strcmp(c.boot, "boot-2") == 0,
+	   "a new boot: the cursor starts again (Xid 95 at seq 1 seen)");
+	/* Since a step's start. */
+	memset(&c, 0, sizeof(c));
+	r.cursor = NULL;
+	r.since_usec = 150;
+	ok(rdzv_gpufault_look(&r, &f) == 0, "since a time after the record: none");
+	r.kmsg = "/nonexistent/kmsg";
+	ok(rdzv_gpufault_look(&r, &f) == 0 && strstr(f.note, "kernel log not read: /nonexistent"),
+	   "an unreadable kernel log is a note (%s)", f.note);
+	rdzv_xid_table_free(&table);
+	snprintf(path, sizeof(path), "rm -rf '%s'", t.dir);
+	ok(system(path) == 0, "the fake node removed");
+}
+
 int main(void)
 {
 	test_table_refuses();
@@ -224,5 +361,7 @@ int main(void)
 	test_records();
 	test_xid_lines();
 	test_scan();
+	test_cursor();
+	test_look();
 	return done_testing();
 }
