@@ -326,6 +326,13 @@ static void boot_id(const char *root, char out[RDZV_BOOT_ID_MAX])
 	}
 }
 
+void rdzv_gpu_cursor_baseline(const char *root, struct rdzv_gpu_cursor *c)
+{
+	memset(c, 0, sizeof(*c));
+	boot_id(root, c->boot);
+	c->nras = rdzv_ras_read(root, c->ras, RDZV_RAS_MAX);
+}
+
 static void look_ras(const struct rdzv_gpufault_req *r, struct rdzv_gpufault *out)
 {
 	struct rdzv_ras_count *now = calloc(RDZV_RAS_MAX, sizeof(*now));

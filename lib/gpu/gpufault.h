@@ -52,6 +52,11 @@ int rdzv_gpu_cursor_load(const char *path, struct rdzv_gpu_cursor *c, char *err,
 int rdzv_gpu_cursor_save(const char *path, const struct rdzv_gpu_cursor *c, char *err,
                          size_t errlen);
 
+/* A step's baseline: the boot id and AMD's counts now, seq 0 (a look
+ * with it and since_usec set to the step's start sees what was reported
+ * since then). Reads sysfs only, never the kernel log. */
+void rdzv_gpu_cursor_baseline(const char *root, struct rdzv_gpu_cursor *c);
+
 /* AMD's counters under root: up to max into v. Returns how many (0: none,
  * no AMD GPU or no RAS). */
 size_t rdzv_ras_read(const char *root, struct rdzv_ras_count *v, size_t max);

@@ -5,13 +5,16 @@
  *   'k' a kernel log in /dev/kmsg's format -> rdzv_kmsg_scan_text, and each
  *       record's message -> rdzv_xid_report_parse
  *   't' an Xid table file -> rdzv_xid_table_parse
+ *   'g' a node's GPU-fault datagram -> rdzv_gpu_report_decode
  * Invariants: a scan never reads past its byte bound and its sequence
  * numbers only go up from the cursor; a report's PCI address is
  * DDDD:BB:DD in lower case, its Xid not 0, its strings terminated and
  * printable; a table line refused names the file and a line; a table
- * taken holds only known actions and non-empty meanings. */
+ * taken holds only known actions and non-empty meanings; a datagram
+ * decoded encodes back to the same bytes. */
 #include "config.h"
 #include "fuzz.h"
+#include "gpuverdict.h"
 #include "kmsg.h"
 #include "xid.h"
 
@@ -78,6 +81,22 @@ static void fuzz_table(const char *text, size_t len)
 	rdzv_xid_table_free(&t);
 }
 
+static void fuzz_dgram(const char *text, size_t len)
+{
+	struct rdzv_gpu_report r;
+	char buf[RDZV_GPU_DGRAM_MAX], line[1024];
+	int n;
+
+	if (rdzv_gpu_report_decode(text, len, &r) < 0)
+		return;
+	FUZZ_ASSERT(r.gpu >= -1 && r.rank >= -1 && r.before_ms >= -1);
+	FUZZ_ASSERT(r.f.action <= RDZV_XID_UNKNOWN);
+	n = rdzv_gpu_report_encode(&r, buf, sizeof(buf));
+	FUZZ_ASSERT(n > 0);
+	FUZZ_ASSERT(rdzv_gpu_report_format(&r, r.rank, line, sizeof(line)) == 0);
+	FUZZ_ASSERT(memchr(line, '\n', strlen(line)) == NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text = (const char *)data + 1;
@@ -88,5 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_log(text, size - 1);
 	else if (data[0] == 't')
 		fuzz_table(text, size - 1);
+	else if (data[0] == 'g')
+		fuzz_dgram(text, size - 1);
 	return 0;
 }

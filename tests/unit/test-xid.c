@@ -7,6 +7,8 @@
  * judged once, a new boot (bad input first). */
 #include "config.h"
 #include "gpufault.h"
+#include "gpuverdict.h"
+#include "failure.h"
 #include "kmsg.h"
 #include "xid.h"
 #include "tap.h"
@@ -354,6 +356,84 @@ static void test_look(void)
 	ok(system(path) == 0, "the fake node removed");
 }
 
+static void test_verdict(void)
+{
+	struct rdzv_gpu_report r, d;
+	struct rdzv_failure f;
+	char buf[RDZV_GPU_DGRAM_MAX], line[600];
+	int n;
+	static const char *const bad[] = {
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 RESTART_BM 0",
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 2 400 0000:3b:00 RESTART_BM 0\nx",
+		"RDZVG1 1.2 00000000000000ab n/2 1 5 79 1 400 0000:3b:00 RESTART_BM 0\nx",
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 REBOOT 0\nx",
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 3b:00 RESTART_BM 0\nx",
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 RESTART_BM 0 extra\nx",
+		"RDZVG1 1.2 00000000000000ab n2 -2 5 79 1 400 0000:3b:00 RESTART_BM 0\nx",
+		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 RESTART_BM 0\nx\001",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(rdzv_gpu_report_decode(bad[i], strlen(bad[i]), &d) < 0, "not a GPU report: '%s'",
+		   bad[i]);
+	memset(&r, 0, sizeof(r));
+	r.job_id = 77;
+	r.step_id = 3;
+	r.nonce = 0xabcdef0123456789ull;
+	snprintf(r.node, sizeof(r.node), "n2");
+	r.gpu = 1;
+	r.rank = 5;
+	snprintf(r.f.pci, sizeof(r.f.pci), "0000:3b:00");
+	r.f.xid = 79;
+	r.f.action = RDZV_XID_RESTART_BM;
+	r.f.node_fault = 1;
+	snprintf(r.f.meaning, sizeof(r.f.meaning), "GPU has fallen off the bus");
+	r.before_ms = 412;
+	n = rdzv_gpu_report_encode(&r, buf, sizeof(buf));
+	ok(n > 0 && rdzv_gpu_report_decode(buf, (size_t)n, &d) == 0 && d.job_id == 77
+	   && d.step_id == 3 && d.nonce == r.nonce && d.gpu == 1 && d.rank == 5 && d.f.xid == 79
+	   && d.f.node_fault && d.f.action == RDZV_XID_RESTART_BM && d.before_ms == 412
+	   && strcmp(d.f.pci, "0000:3b:00") == 0 && strcmp(d.f.meaning, r.f.meaning) == 0,
+	   "a GPU report round-trips (%s)", buf);
+	ok(rdzv_failure_decode(buf, (size_t)n, &f) < 0,
+	   "the failure decoder (srun of the previous release) drops it");
+	ok(rdzv_gpu_report_format(&d, 5, line, sizeof(line)) == 0, "srun's line");
+	is_str(line, "rdzv: GPU 1 of node n2 (rank 5): Xid 79, GPU has fallen off the bus, 0.4 s "
+	       "before rank 5 exited: a node fault", "... names the GPU, its rank, the Xid first");
+	d.f.xid = 13;
+	d.f.node_fault = 0;
+	d.f.action = RDZV_XID_RESTART_APP;
+	snprintf(d.f.meaning, sizeof(d.f.meaning), "Graphics engine exception");
+	rdzv_gpu_report_format(&d, 5, line, sizeof(line));
+	is_str(line, "rdzv: GPU 1 of node n2 (rank 5): Xid 13, Graphics engine exception, 0.4 s "
+	       "before rank 5 exited: the application's, not a node fault",
+	       "an application's Xid: said, never a node fault");
+	is_str(rdzv_gpu_report_kind(&d), "xid_app", "its kind");
+	ok(rdzv_gpu_report_worse(&r, &d) && !rdzv_gpu_report_worse(&d, &r),
+	   "a node fault is worse than an application's");
+	d.gpu = -1;
+	d.rank = -1;
+	d.before_ms = -1;
+	rdzv_gpu_report_format(&d, 2, line, sizeof(line));
+	is_str(line, "rdzv: GPU 0000:3b:00 of node n2 (not one of the step's GPUs): Xid 13, "
+	       "Graphics engine exception, before rank 2 exited: the application's, not a node "
+	       "fault", "a PCI address that maps to no GPU of the step is said so");
+	memset(&d.f, 0, sizeof(d.f));
+	d.gpu = 0;
+	d.f.node_fault = 1;
+	d.f.ue = 2;
+	snprintf(d.f.pci, sizeof(d.f.pci), "0000:c1:00");
+	snprintf(d.f.meaning, sizeof(d.f.meaning), "umc");
+	n = rdzv_gpu_report_encode(&d, buf, sizeof(buf));
+	ok(n > 0 && rdzv_gpu_report_decode(buf, (size_t)n, &r) == 0 && r.f.ue == 2 && !r.f.xid,
+	   "a RAS report round-trips");
+	rdzv_gpu_report_format(&r, 0, line, sizeof(line));
+	is_str(line, "rdzv: GPU 0 of node n2: an uncorrectable RAS error (umc, 2 new), before "
+	       "rank 0 exited: a node fault", "a RAS fault's line");
+	is_str(rdzv_gpu_report_kind(&r), "ras", "its kind");
+}
+
 int main(void)
 {
 	test_table_refuses();
@@ -363,5 +443,6 @@ int main(void)
 	test_scan();
 	test_cursor();
 	test_look();
+	test_verdict();
 	return done_testing();
 }

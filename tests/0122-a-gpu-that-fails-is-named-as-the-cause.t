@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A GPU that fails is named as the cause (issue 46), on the local Slurm
+# cluster, as root. Every node has AWS p4d's 8 GPUs (fake device files,
+# gres.conf out of PCI order, minors permuted: tests/topo/identity/p4d, whose
+# golden p4d.out gives Slurm's number -> bus id). Each node's kernel log is
+# a file in /dev/kmsg's format (kmsg=$T/kmsg/%n: never the machine's), the
+# Xid table the shipped etc/rdzv-xid.conf.
+# - The health gate (rdzv_node.so health_check=yes): an Xid 79 on n2's GPU 1
+#   drains n2 at the next job's prolog, the reason naming Slurm's GPU 1,
+#   its bus id, the Xid and its meaning; rdzv-preflight --node says the
+#   same; resumed by the admin, n2 is not drained again for it (the cursor);
+#   an Xid 13 (the application's) drains nothing; an Xid 48 logged while a
+#   job runs drains the node at that job's epilog; an AMD card's
+#   uncorrectable RAS count rising drains n3, naming its PCI address.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/lib/e2e.sh"
+e2e_require
+fixtures=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
+[ -d "$fixtures" ] || { echo "Bail out! no topology fixtures at $fixtures: they belong to the repository (tests/topo/fixtures)"; exit 1; }
+fix=$top_srcdir/tests/topo/identity
+golden=$fix/p4d.out
+p4d=aws-ofi-nccl__tests__unit__fixtures__topology__p4d__topology.xml
+T=$(mktemp -d /tmp/rdzv-0122.XXXXXX)
+chmod 755 "$T"
+mkdir -p "$T/topo" "$T/root" "$T/kmsg" "$T/state"
+cp -r "$fix/p4d/proc" "$fix/p4d/sys" "$T/root/"
+echo "0122-boot" > "$T/root/proc/sys/kernel/random/boot_id" 2>/dev/null \
+	|| { mkdir -p "$T/root/proc/sys/kernel/random" && echo "0122-boot" > "$T/root/proc/sys/kernel/random/boot_id"; }
+{ echo "AutoDetect=off"; } > "$T/gres.conf"
+for n in n1 n2 n3; do
+	ln -s "$fixtures/$p4d" "$T/topo/$n.xml"
+	mkdir -p "$T/dev/$n"
+	files=
+	for k in 0 1 2 3 4 5 6 7; do
+		m=$(sed -n "s|^# slurm $k -> /dev/nvidia\([0-9]*\) .*|\1|p" "$golden")
+		mknod "$T/dev/$n/gpu$k" c 195 "$m"
+		files=${files:+$files,}$T/dev/$n/gpu$k
+	done
+	echo "NodeName=$n Name=gpu File=$files" >> "$T/gres.conf"
+	: > "$T/kmsg/$n"
+done
+# An AMD card in the same fake sysfs, its RAS counters at 0 (n3's baseline).
+ras=$T/root/sys/class/drm/card0/device
+mkdir -p "$ras/ras"
+printf 'DRIVER=amdgpu\nPCI_SLOT_NAME=0000:c1:00.0\n' > "$ras/uevent"
+printf 'ue: 0\nce: 3\n' > "$ras/ras/umc_err_count"
+# busid K: Slurm's GPU K's bus id, as the driver prints it (DDDD:BB:DD).
+busid() { sed -n "s|^# slurm $1 -> .* -> \(0000:[0-9a-f:]*\)\.[0-9]$|\1|p" "$golden"; }
+gpu1=$(busid 1)
+seq=100
+# xid NODE BUSID N TEXT: the driver's line appended to NODE's kernel log,
+# stamped with the kernel's clock now.
+xid() {
+	seq=$((seq + 1))
+	printf "4,%d,%d,-;NVRM: Xid (PCI:%s): %d, pid='<unknown>', name=<unknown>, %s\n SUBSYSTEM=pci\n" \
+		"$seq" "$(awk '{ printf "%d", $1 * 1000000 }' /proc/uptime)" "$2" "$3" "$4" >> "$T/kmsg/$1"
+}
+args="topology=$T/topo/%n.xml gres_conf=$T/gres.conf identity_root=$T/root kmsg=$T/kmsg/%n gpu_state_dir=$T/state/%n xid_table=$top_srcdir/etc/rdzv-xid.conf"
+e2e_start RDZV_NODE_GPUS="8 8 8" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args" \
+	RDZV_NODE_PLUGSTACK_ARGS="$args health_check=yes"
+cleanup() { e2e_stop; rm -rf "$T"; }
+trap cleanup EXIT
+cd "$T" || exit 1
+pf="$top_builddir/helpers/rdzv-preflight"
+wait_for() {
+	local end=$((SECONDS + $1 * ${E2E_TIMEOUT_SCALE:-2})); shift
+	until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.1; done
+}
+idle() { [ "$(sinfo -h -n "$1" -o %t)" = idle ]; }
+drained() { sinfo -h -n "$1" -o %t | grep -Eq 'drain|drng'; }
+reason() { sinfo -h -R -n "$1" -o '%E' 2>/dev/null; }
+
+# 1. The gate, healthy: each node's first look sets its cursor.
+run_to 60 srun -N3 -w n1,n2,n3 true
+is "$rc" 0 "a job on n1-n3 runs: no GPU fault reported"
+ok "$([ -s "$T/state/n2/gpu-cursor" ] && echo 0 || echo 1)" "n2's cursor is written ($(tr '\n' ' ' < "$T/state/n2/gpu-cursor" 2>/dev/null))"
+is "$(stat -c '%a %U' "$T/state/n2/gpu-cursor" 2>/dev/null)" "600 root" "... root's, 0600"
+wait_for 30 idle n2; ok $? "n2 is idle"
+
+# 2. Xid 79 on n2's GPU 1 ($gpu1).
+xid n2 "$gpu1" 79 "GPU has fallen off the bus."
+want="GPU 1 ($gpu1): Xid 79, GPU has fallen off the bus (RESTART_BM)"
+run_to 30 "$pf" --node --plugstack "$RDZV_CLUSTER_DIR/plugstack.conf" --name n2
+is "$rc" 1 "rdzv-preflight --node: n2 is unhealthy"
+is "$out" "n2: unhealthy: $want" "... naming Slurm's GPU 1, its bus id, the Xid and its meaning"
+run_to 120 srun -N1 -w n2 true
+ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "the next job does not run on n2 (srun exit $rc)"
+is "$(reason n2)" "rdzv: $want" "n2 is drained, the reason naming the GPU, the Xid and its meaning"
+like "$(sinfo -h -n n2 -o %t)" "drain|drng" "n2's state is drained"
+scontrol update nodename=n2 state=resume
+run_to 60 srun -N1 -w n2 true
+is "$rc" 0 "resumed by the admin, n2 runs the next job: the same Xid drains once"
+wait_for 30 idle n2; ok $? "... and n2 stays in service"
+
+# 3. Xid 13 (the application's): said, never a drain.
+xid n2 "$gpu1" 13 "Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0)"
+run_to 30 "$pf" --node --plugstack "$RDZV_CLUSTER_DIR/plugstack.conf" --name n2
+is "$rc" 0 "rdzv-preflight --node: an Xid 13 leaves n2 healthy"
+like "$out" "GPU $gpu1: Xid 13, Graphics engine exception \\(RESTART_APP\\): the application's, not the node's" "... and says it is the application's"
+run_to 60 srun -N1 -w n2 true
+is "$rc" 0 "a job runs on n2 after an Xid 13"
+wait_for 30 idle n2; ok $? "... n2 is not drained"
+
+# 4. The epilog: an Xid 48 on n1's GPU 3 while a job runs there drains n1
+# as that job ends, before the next is placed.
+rm -f "$T/started" "$T/go"
+srun -N1 -w n1 bash -c "touch $T/started; while [ ! -e $T/go ]; do sleep 0.1; done" >"$T/out4" 2>&1 &
+srun_pid=$!
+wait_for 60 test -e "$T/started"; ok $? "a job runs on n1"
+xid n1 "$(busid 3)" 48 "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 0, subpartition 0."
+touch "$T/go"
+wait "$srun_pid"; is "$?" 0 "the job ends (its own work was done)"
+wait_for 60 drained n1; ok $? "n1 is drained by the job's epilog"
+is "$(reason n1)" "rdzv: GPU 3 ($(busid 3)): Xid 48, Double bit ECC error (RESET_GPU)" "... the reason naming GPU 3 and Xid 48"
+scontrol update nodename=n1 state=resume
+
+# 5. AMD: n3's card's uncorrectable count rises from its baseline (0).
+printf 'ue: 2\nce: 3\n' > "$ras/ras/umc_err_count"
+run_to 120 srun -N1 -w n3 true
+ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "a job does not run on n3 after its RAS count rose (srun exit $rc)"
+is "$(reason n3)" "rdzv: GPU 0000:c1:00: an uncorrectable RAS error (umc, 2 new)" "n3 is drained, naming the card's PCI address and the count"
+scontrol update nodename=n3 state=resume
+run_to 60 srun -N1 -w n3 true
+is "$rc" 0 "resumed, n3 runs the next job: judged once"
+done_testing
