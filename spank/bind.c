@@ -540,7 +540,7 @@ int rdzv_bind_pci_gpu(const char *pci, int *local_task)
 
 	*local_task = -1;
 	if (!bound.ident || !l)
-		return -1;
+		return -2; /* no identity chain (binding off): not known */
 	for (i = 0; bound.tab && i < bound.tab->nrows; i++)
 		if (strncasecmp(bound.tab->rows[i].busid, pci, l) == 0) {
 			*local_task = (int)i;

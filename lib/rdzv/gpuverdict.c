@@ -54,7 +54,7 @@ int rdzv_gpu_report_decode(const char *buf, size_t n, struct rdzv_gpu_report *r)
 	           &ue, &used) != 12 || text + used != nl)
 		return -1;
 	if (!host_ok(node) || (size_t)snprintf(r->node, sizeof(r->node), "%s", node) >= sizeof(r->node)
-	    || r->gpu < -1 || rank < -1 || (fault != 0 && fault != 1) || before < -1)
+	    || r->gpu < -2 || rank < -1 || (fault != 0 && fault != 1) || before < -1)
 		return -1;
 	for (act = 0; act <= RDZV_XID_UNKNOWN; act++)
 		if (strcmp(action, rdzv_xid_action_name((enum rdzv_xid_action)act)) == 0)
@@ -103,6 +103,8 @@ int rdzv_gpu_report_format(const struct rdzv_gpu_report *r, int64_t failed_rank,
 		         r->rank);
 	else if (r->gpu >= 0)
 		snprintf(gpu, sizeof(gpu), "GPU %d of node %s", r->gpu, r->node);
+	else if (r->gpu == -2)
+		snprintf(gpu, sizeof(gpu), "GPU %s of node %s", r->f.pci[0] ? r->f.pci : "?", r->node);
 	else
 		snprintf(gpu, sizeof(gpu), "GPU %s of node %s (not one of the step's GPUs)",
 		         r->f.pci[0] ? r->f.pci : "?", r->node);

@@ -369,7 +369,7 @@ static void test_verdict(void)
 		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 REBOOT 0\nx",
 		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 3b:00 RESTART_BM 0\nx",
 		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 RESTART_BM 0 extra\nx",
-		"RDZVG1 1.2 00000000000000ab n2 -2 5 79 1 400 0000:3b:00 RESTART_BM 0\nx",
+		"RDZVG1 1.2 00000000000000ab n2 -3 5 79 1 400 0000:3b:00 RESTART_BM 0\nx",
 		"RDZVG1 1.2 00000000000000ab n2 1 5 79 1 400 0000:3b:00 RESTART_BM 0\nx\001",
 	};
 	size_t i;
@@ -419,6 +419,11 @@ static void test_verdict(void)
 	is_str(line, "rdzv: GPU 0000:3b:00 of node n2 (not one of the step's GPUs): Xid 13, "
 	       "Graphics engine exception, before rank 2 exited: the application's, not a node "
 	       "fault", "a PCI address that maps to no GPU of the step is said so");
+	d.gpu = -2;
+	rdzv_gpu_report_format(&d, 2, line, sizeof(line));
+	is_str(line, "rdzv: GPU 0000:3b:00 of node n2: Xid 13, Graphics engine exception, before "
+	       "rank 2 exited: the application's, not a node fault",
+	       "no identity chain (binding off): the PCI address, not a claim it is no step GPU");
 	memset(&d.f, 0, sizeof(d.f));
 	d.gpu = 0;
 	d.f.node_fault = 1;
