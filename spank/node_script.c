@@ -159,8 +159,12 @@ static int gpu_gate(const struct rdzv_conf *c, const char *name, const struct rd
 {
 	struct rdzv_gpugate_req req = { c, name, gres, topo, 1 };
 	struct rdzv_gpugate g;
+	int faulty = rdzv_gpugate_run(&req, &g);
 
-	if (!rdzv_gpugate_run(&req, &g)) {
+	if (g.error[0])
+		slurm_error(TAG ": health: job %u's %s: node %s: GPU faults: %s", job, when,
+		            name ? name : "?", g.error);
+	if (!faulty) {
 		slurm_verbose(TAG ": health: job %u's %s: node %s: GPU faults: none of the node's in "
 		              "%ld ms (%d report%s)%s%s", job, when, name ? name : "?", g.ms,
 		              g.reports, g.reports == 1 ? "" : "s", g.notes[0] ? "; " : "",

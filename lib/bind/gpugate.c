@@ -55,6 +55,8 @@ int rdzv_gpugate_run(const struct rdzv_gpugate_req *r, struct rdzv_gpugate *out)
 	                        err, sizeof(err)) < 0) {
 		snprintf(words, sizeof(words), "Xid table: %.140s", err);
 		note(out, words);
+		snprintf(out->error, sizeof(out->error), "Xid table not used (no Xid drains): %.250s",
+		         err);
 	}
 	if (rdzv_path_node(c->kmsg[0] ? c->kmsg : RDZV_KMSG_DEFAULT, node, kmsg, sizeof(kmsg), err,
 	                   sizeof(err)) < 0
@@ -72,8 +74,11 @@ int rdzv_gpugate_run(const struct rdzv_gpugate_req *r, struct rdzv_gpugate *out)
 	req.table = &table;
 	req.cursor = &cursor;
 	out->reports = rdzv_gpufault_look(&req, &f);
-	if (f.note[0])
+	if (f.note[0]) {
 		note(out, f.note);
+		if (!out->error[0])
+			snprintf(out->error, sizeof(out->error), "%.290s", f.note);
+	}
 	if (f.reports && f.worst.node_fault) {
 		int k = rdzv_gpu_slurm_index(r->topo, c->identity_root, r->gres_conf, node,
 		                             f.worst.pci);

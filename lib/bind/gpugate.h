@@ -31,6 +31,8 @@ struct rdzv_gpugate_req {
 struct rdzv_gpugate {
 	char fault[RDZV_GPUGATE_FAULT_MAX]; /* "" none */
 	char notes[512];                    /* application reports, what was not looked at */
+	char error[300];                    /* the admin's to mend: a broken Xid table, a
+	                                       kernel log that cannot be read ("" none) */
 	int reports;
 	long ms;
 };
