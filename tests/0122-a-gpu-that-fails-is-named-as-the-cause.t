@@ -49,6 +49,12 @@ for n in n1 n2 n3; do
 	echo "NodeName=$n Name=gpu File=$files" >> "$T/gres.conf"
 	: > "$T/kmsg/$n"
 done
+# The topology's NIC ports, ACTIVE in the fake sysfs (the node check's).
+"$top_builddir/helpers/rdzv-topo" -l -i "$T/topo/n1.xml" | sed -n 's/^nic \([^:]*\):\([0-9]*\) .*/\1 \2/p' \
+	| while read -r dev port; do
+		mkdir -p "$T/root/sys/class/infiniband/$dev/ports/$port"
+		echo "4: ACTIVE" > "$T/root/sys/class/infiniband/$dev/ports/$port/state"
+	done
 # An AMD card in the same fake sysfs, its RAS counters at 0 (n3's baseline).
 ras=$T/root/sys/class/drm/card0/device
 mkdir -p "$ras/ras"
@@ -156,6 +162,8 @@ is "$(reason n3)" "rdzv: GPU 0000:c1:00: an uncorrectable RAS error (umc, 2 new)
 scontrol update nodename=n3 state=resume
 run_to 60 srun -N1 -w n3 true
 is "$rc" 0 "resumed, n3 runs the next job: judged once"
+# The fake sysfs is every node's: its count back to the others' baseline.
+printf 'ue: 0\nce: 3\n' > "$ras/ras/umc_err_count"
 
 # 6. The verdict: n2's GPU 1 falls off the bus, then its rank exits.
 for n in n1 n2 n3; do wait_for 30 idle "$n"; done
