@@ -125,31 +125,26 @@ typedef int (*nvml_remap_fn)(void *, unsigned *, unsigned *, unsigned *, unsigne
  * 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset). */
 #define NVML_FI_RECOVERY_ACTION 230u
 struct nvml_field_value {
-	unsigned field_id, scope_id;
-	long long timestamp, latency_usec;
-	int value_type, nvml_return;
-	union {
-		double d;
-		unsigned ui;
-		unsigned long ul;
-		unsigned long long ull;
-		long long sll;
-		int si;
-		unsigned short us;
-	} value;
+	unsigned field_id;
+	unsigned char pad_[24];      /* scopeId, timestamp, latencyUsec, valueType */
+	int nvml_return;
+	unsigned char value[8];      /* nvmlValue_t: the field's unsigned int first */
 };
+_Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
 typedef int (*nvml_fields_fn)(void *, int, struct nvml_field_value *);
 
 /* The GPU's recovery action, or 0 when none or NVML cannot say. */
 static unsigned recovery_action(nvml_fields_fn fields, void *dev)
 {
 	struct nvml_field_value v;
+	unsigned a;
 
 	memset(&v, 0, sizeof(v));
 	v.field_id = NVML_FI_RECOVERY_ACTION;
 	if (!fields || fields(dev, 1, &v) != 0 || v.nvml_return != 0)
 		return 0;
-	return v.value.ui;
+	memcpy(&a, v.value, sizeof(a));
+	return a;
 }
 
 static const char *recovery_name(unsigned a)
