@@ -324,8 +324,10 @@ static void send_failure(struct rdzv_failure *f)
 
 /* What the GPU drivers reported since the step started, the worst, to
  * srun before the failure (gpuverdict.h): once per node, as root, in the
- * exit path of the first failed task; the kernel log's read is bounded
- * (kmsg.h). */
+ * exit path of the first failed task (sp: its rank's map), or in the
+ * torchrun watcher's thread for a worker (sp NULL: no rank for the GPU,
+ * and nothing kept for the record, which slurmstepd's exit may be writing
+ * meanwhile); the kernel log's read is bounded (kmsg.h). */
 static void gpu_verdict(spank_t sp, uint32_t failed_rank)
 {
 	const char *node = rdzv.nodename[0] ? rdzv.nodename : "";
@@ -364,13 +366,15 @@ static void gpu_verdict(spank_t sp, uint32_t failed_rank)
 	snprintf(r.node, sizeof(r.node), "%s", node[0] ? node : "?");
 	r.f = g.worst;
 	r.gpu = rdzv_bind_pci_gpu(g.worst.pci, &local);
-	r.rank = local >= 0 && spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, (uint32_t)local, &global)
-	         == ESPANK_SUCCESS ? (int64_t)global + rdzv.step.task_offset : -1;
+	r.rank = sp && local >= 0
+	         && spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, (uint32_t)local, &global)
+	                    == ESPANK_SUCCESS ? (int64_t)global + rdzv.step.task_offset : -1;
 	r.before_ms = g.worst.ts_usec && g.worst.ts_usec <= now
 	              ? (long)((now - g.worst.ts_usec) / 1000) : -1;
 	if (rdzv_gpu_report_format(&r, failed_rank, buf, sizeof(buf)) == 0) {
 		slurm_info("%s", buf);
-		rdzv_record_gpu_fault(rdzv_gpu_report_kind(&r), buf);
+		if (sp)
+			rdzv_record_gpu_fault(rdzv_gpu_report_kind(&r), buf);
 	}
 	if (rdzv_gpu_report_encode(&r, buf, sizeof(buf)) > 0
 	    && rdzv_channel_send(&fl.srun, buf, strlen(buf)) < 0)
@@ -580,6 +584,7 @@ static void watch_agent(struct agent *a, long now)
 			f.per_node = !w->has_rank;
 			f.workers = w->has_rank ? 0 : a->workers;
 			f.status = code;
+			gpu_verdict(NULL, f.rank);
 			send_failure(&f);
 		}
 		a->kill_at = now + RDZV_AGENT_GRACE_MS;
