@@ -375,8 +375,8 @@ static void test_verdict(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ok(rdzv_gpu_report_decode(bad[i], strlen(bad[i]), &d) < 0, "not a GPU report: '%s'",
-		   bad[i]);
+		ok(rdzv_gpu_report_decode(bad[i], strlen(bad[i]), &d) < 0, "not a GPU report: '%.*s'",
+		   (int)strcspn(bad[i], "\n"), bad[i]);
 	memset(&r, 0, sizeof(r));
 	r.job_id = 77;
 	r.step_id = 3;
@@ -395,7 +395,7 @@ static void test_verdict(void)
 	   && d.step_id == 3 && d.nonce == r.nonce && d.gpu == 1 && d.rank == 5 && d.f.xid == 79
 	   && d.f.node_fault && d.f.action == RDZV_XID_RESTART_BM && d.before_ms == 412
 	   && strcmp(d.f.pci, "0000:3b:00") == 0 && strcmp(d.f.meaning, r.f.meaning) == 0,
-	   "a GPU report round-trips (%s)", buf);
+	   "a GPU report round-trips (%.*s)", (int)strcspn(buf, "\n"), buf);
 	ok(rdzv_failure_decode(buf, (size_t)n, &f) < 0,
 	   "the failure decoder (srun of the previous release) drops it");
 	ok(rdzv_gpu_report_format(&d, 5, line, sizeof(line)) == 0, "srun's line");
