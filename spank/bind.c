@@ -551,6 +551,9 @@ int rdzv_bind_pci_gpu(const char *pci, int *local_task)
 		if (strncasecmp(bound.ident->v[k].busid, pci, l) == 0
 		    || (topo_gpu >= 0 && bound.ident->v[k].gpu == topo_gpu))
 			gpu = (int)k;
+	/* A GPU of the node that no task of the step is bound to. */
+	if (gpu >= 0 && *local_task < 0 && bound.tab)
+		*local_task = -2;
 	return gpu;
 }
 

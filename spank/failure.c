@@ -369,6 +369,8 @@ static void gpu_verdict(spank_t sp, uint32_t failed_rank)
 	r.rank = sp && local >= 0
 	         && spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, (uint32_t)local, &global)
 	                    == ESPANK_SUCCESS ? (int64_t)global + rdzv.step.task_offset : -1;
+	if (local == -2)
+		r.rank = -2; /* not one of the step's GPUs */
 	r.before_ms = g.worst.ts_usec && g.worst.ts_usec <= now
 	              ? (long)((now - g.worst.ts_usec) / 1000) : -1;
 	if (rdzv_gpu_report_format(&r, failed_rank, buf, sizeof(buf)) == 0) {

@@ -17,7 +17,8 @@
 #   and 1) whose rank on n2's GPU 1 exits after n2's kernel log received an
 #   Xid 79 for that GPU: srun's first line names n2's GPU 1, its rank, Xid
 #   79 and "a node fault", before the rank's exit; the step's record and
-#   the metrics carry it; n2's epilog drains n2 for it, once.
+#   the metrics carry it; n2's epilog drains n2 for it, once. An Xid on a
+#   GPU of n2 the step does not have is said to be none of the step's.
 # - rdzv-retry (3 nodes, the step on 2): with that Xid 79, n2 is excluded
 #   naming its GPU and training resumes on the spare n3; with an Xid 13
 #   instead, the script is blamed and nothing is excluded.
@@ -183,6 +184,17 @@ is "$(reason n2)" "rdzv: $want" "... the reason naming GPU 1 and Xid 79"
 scontrol update nodename=n2 state=resume
 run_to 60 srun -N1 -w n2 true
 is "$rc" 0 "resumed, n2 runs the next job: drained once"
+
+# 6b. The same on n2's GPU 5, which the step (2 GPUs a node) does not have:
+# named by Slurm's number, and said to be none of the step's.
+for n in n1 n2 n3; do wait_for 30 idle "$n"; done
+new_stamp
+step 300 srun -N3 --ntasks-per-node=2 --gres=gpu:2 --rdzv=torch -n6 "$T/gpu-fails" 79 "$(busid 5)" $PY "$FAIL_APP" node-once 0 "$stamp" n2
+like "$(printf '%s\n' "$out" | grep -E '^rdzv: ' | head -n 1)" "^rdzv: GPU 5 of node n2 \\(not one of the step's GPUs\\): Xid 79, GPU has fallen off the bus, [0-9]+\\.[0-9] s before rank [0-9]+ exited: a node fault\$" \
+	"an Xid on a GPU the step does not have: named, and said to be none of the step's"
+wait_for 60 drained n2; ok $? "n2's epilog drains n2 for it"
+is "$(reason n2)" "rdzv: GPU 5 ($(busid 5)): Xid 79, GPU has fallen off the bus (RESTART_BM)" "... naming GPU 5"
+scontrol update nodename=n2 state=resume
 
 # 7. rdzv-retry: the Xid 79 excludes n2, training resumes on the spare n3.
 for n in n1 n2 n3; do wait_for 30 idle "$n"; done

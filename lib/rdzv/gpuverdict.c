@@ -54,7 +54,7 @@ int rdzv_gpu_report_decode(const char *buf, size_t n, struct rdzv_gpu_report *r)
 	           &ue, &used) != 12 || text + used != nl)
 		return -1;
 	if (!host_ok(node) || (size_t)snprintf(r->node, sizeof(r->node), "%s", node) >= sizeof(r->node)
-	    || r->gpu < -2 || rank < -1 || (fault != 0 && fault != 1) || before < -1)
+	    || r->gpu < -2 || rank < -2 || (fault != 0 && fault != 1) || before < -1)
 		return -1;
 	for (act = 0; act <= RDZV_XID_UNKNOWN; act++)
 		if (strcmp(action, rdzv_xid_action_name((enum rdzv_xid_action)act)) == 0)
@@ -98,7 +98,10 @@ int rdzv_gpu_report_format(const struct rdzv_gpu_report *r, int64_t failed_rank,
 	char gpu[RDZV_HOST_MAX + 96], what[200], when[96];
 	int n;
 
-	if (r->gpu >= 0 && r->rank >= 0)
+	if (r->gpu >= 0 && r->rank == -2)
+		snprintf(gpu, sizeof(gpu), "GPU %d of node %s (not one of the step's GPUs)", r->gpu,
+		         r->node);
+	else if (r->gpu >= 0 && r->rank >= 0)
 		snprintf(gpu, sizeof(gpu), "GPU %d of node %s (rank %" PRId64 ")", r->gpu, r->node,
 		         r->rank);
 	else if (r->gpu >= 0)

@@ -6,7 +6,8 @@
  * report's PCI address to Slurm's GPU number and the rank bound to it, and
  * sends it to srun in a datagram of its own, before the failure report:
  *   RDZVG1 JOB.STEP NONCE NODE GPU RANK XID FAULT BEFORE_MS PCI ACTION UE\nMEANING
- * (GPU: -1 not one of the step's, -2 unknown; RANK: -1 unknown; XID 0: a RAS count; FAULT 1: the node's;
+ * (GPU: -1 none of the node's, -2 unknown; RANK: -1 unknown, -2 a GPU
+ * that is not the step's; XID 0: a RAS count; FAULT 1: the node's;
  * BEFORE_MS: how long before the rank's exit the driver logged it, -1
  * unknown). srun of the previous release drops a datagram it does not know
  * (its decoder is strict), and a node of the previous release sends none:
@@ -28,7 +29,8 @@ struct rdzv_gpu_report {
 	char node[RDZV_HOST_MAX];
 	int gpu;                  /* Slurm's GPU number on the node; -1 not one of the
 	                             step's; -2 not known (no identity chain) */
-	int64_t rank;             /* the rank bound to it; -1 unknown */
+	int64_t rank;             /* the rank bound to it; -1 unknown; -2 none: a GPU
+	                             of the node that is not the step's */
 	struct rdzv_gpu_fault f;
 	long before_ms;           /* -1 unknown */
 };

@@ -419,6 +419,16 @@ static void test_verdict(void)
 	is_str(line, "rdzv: GPU 0000:3b:00 of node n2 (not one of the step's GPUs): Xid 13, "
 	       "Graphics engine exception, before rank 2 exited: the application's, not a node "
 	       "fault", "a PCI address that maps to no GPU of the step is said so");
+	d.gpu = 5;
+	d.rank = -2;
+	n = rdzv_gpu_report_encode(&d, buf, sizeof(buf));
+	ok(n > 0 && rdzv_gpu_report_decode(buf, (size_t)n, &r) == 0 && r.gpu == 5 && r.rank == -2,
+	   "a GPU of the node that is not the step's round-trips");
+	rdzv_gpu_report_format(&r, 2, line, sizeof(line));
+	is_str(line, "rdzv: GPU 5 of node n2 (not one of the step's GPUs): Xid 13, Graphics engine "
+	       "exception, before rank 2 exited: the application's, not a node fault",
+	       "... said so, with Slurm's number");
+	d.rank = -1;
 	d.gpu = -2;
 	rdzv_gpu_report_format(&d, 2, line, sizeof(line));
 	is_str(line, "rdzv: GPU 0000:3b:00 of node n2: Xid 13, Graphics engine exception, before "
