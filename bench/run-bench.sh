@@ -5,7 +5,7 @@
 #   make bench                      (from a build directory), or
 #   top_srcdir=SRC top_builddir=BUILD bench/run-bench.sh [OUTDIR]
 #
-# Parts (BENCH_PARTS, default "logic topo domains handover record launch layout ttfc fail"):
+# Parts (BENCH_PARTS, default "logic topo domains handover record xid liveness launch layout ttfc fail"):
 #   logic   bench/bench-logic: one task's environment for steps of 1k-100k
 #           nodes (1M tasks) from worst-case inputs, time and peak memory;
 #           task_init's per-task work and user_init's per-node work
@@ -27,6 +27,8 @@
 #   record  bench/bench-record: the step record's cost for one node per
 #           step (record_dir=): 4, 8, 72 and 128 tasks' parts sent, checked,
 #           the record built and written (goal: under 5 ms)
+#   xid     bench/bench-xid: the look at a 16 MiB kernel log in /dev/kmsg's
+#           format, as the health gate and a failing step's node make it
 #   liveness bench/bench-liveness: srun's check after a failure, every node
 #           asked (PING) and every answer taken, for steps of 1k-32k nodes
 #           (BENCH_LIVENESS_SIZES, default "1024 4096 16384 32768"; the
@@ -74,7 +76,7 @@ topologies=${RDZV_TOPOLOGIES:-$top_srcdir/tests/topo/fixtures}
 # h100-ndr profile's NCCL_IB_HCA list names.
 bind_xml=$topologies/psmgmt__tests__hwloc__topo.jwb0004.xml
 bind_profile=h100-ndr
-parts=${BENCH_PARTS:-logic topo domains handover record liveness launch layout ttfc fail}
+parts=${BENCH_PARTS:-logic topo domains handover record xid liveness launch layout ttfc fail}
 reps=${BENCH_REPS:-40}
 ttfc_reps=${BENCH_TTFC_REPS:-5}
 export RDZV_CLUSTER_DIR=${RDZV_CLUSTER_DIR:-/tmp/rdzv-cluster}
@@ -400,6 +402,10 @@ fi
 
 if has_part record; then
 	"$top_builddir/bench/bench-record" --csv "$results" || rv=1
+fi
+
+if has_part xid; then
+	"$top_builddir/bench/bench-xid" --csv "$results" || rv=1
 fi
 
 if has_part liveness; then

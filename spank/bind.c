@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "bindmode.h"
@@ -521,6 +522,30 @@ size_t rdzv_bind_step_gpus(const int **gpus)
 {
 	*gpus = bound.gpus;
 	return bound.ngpus;
+}
+
+int rdzv_bind_pci_gpu(const char *pci, int *local_task)
+{
+	size_t l = strlen(pci), k, i;
+	int gpu = -1, topo_gpu = -1;
+
+	*local_task = -1;
+	if (!bound.ident || !l)
+		return -2; /* no identity chain (binding off): not known */
+	for (i = 0; bound.tab && i < bound.tab->nrows; i++)
+		if (strncasecmp(bound.tab->rows[i].busid, pci, l) == 0) {
+			*local_task = (int)i;
+			topo_gpu = bound.tab->rows[i].gpu;
+			break;
+		}
+	for (k = 0; k < bound.ident->n && gpu < 0; k++)
+		if (strncasecmp(bound.ident->v[k].busid, pci, l) == 0
+		    || (topo_gpu >= 0 && bound.ident->v[k].gpu == topo_gpu))
+			gpu = (int)k;
+	/* A GPU of the node that no task of the step is bound to. */
+	if (gpu >= 0 && *local_task < 0 && bound.tab)
+		*local_task = -2;
+	return gpu;
 }
 
 const char *rdzv_bind_gpu_model(void)

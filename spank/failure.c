@@ -10,7 +10,9 @@
  *                             checked, a channel (channel.h) opened for the
  *                             nodes' reports (RDZV_STEP_REPORT)
  *   slurmstepd, user_init:    the report address read, the variable removed
- *   slurmstepd, task_exit:    the node's first bad exit sent to srun
+ *   slurmstepd, task_exit:    the node's first bad exit sent to srun, after
+ *                             what the GPU drivers reported since the step
+ *                             started, once (gpuverdict.h)
  *   slurmstepd, task_post_fork (torchrun mode): a thread watches the agent's
  *                             workers; the first that fails is sent to srun
  *                             and an agent still alive 1 s later is killed
@@ -21,7 +23,9 @@
 #include "channel.h"
 #include "handover.h"
 #include "plugin.h"
+#include "hooks.h"
 #include "failure.h"
+#include "gpuverdict.h"
 #include "liveness.h"
 #include "srunargs.h"
 
@@ -49,12 +53,35 @@ static struct {
 	pthread_mutex_t mu;                /* first, have_first: the listener's thread */
 	struct rdzv_failure first;         /* the first report that arrived */
 	int have_first;
+	struct rdzv_gpu_report gpu;        /* the worst GPU fault a node reported */
+	int have_gpu;
 	/* slurmstepd */
 	int armed, stops_remote;
 	atomic_int sent;
 	uint64_t nonce;
+	uint64_t start_usec;               /* the step's start, CLOCK_MONOTONIC */
+	struct rdzv_gpu_cursor base;       /* the boot and AMD's RAS counts then */
 	struct rdzv_channel_peer srun;
 } fl = { .reports = { .sock = -1, .stop = { -1, -1 } }, .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* A node's GPU fault (gpuverdict.h): the worst kept. Returns 1 when buf
+ * was one. */
+static int take_gpu(const char *buf, size_t n, const struct rdzv_channel_addr *a)
+{
+	struct rdzv_gpu_report r;
+
+	if (rdzv_gpu_report_decode(buf, n, &r) < 0)
+		return 0;
+	if (r.job_id != a->job || r.step_id != a->step || r.nonce != a->nonce)
+		return 1;
+	pthread_mutex_lock(&fl.mu);
+	if (!fl.have_gpu || rdzv_gpu_report_worse(&r, &fl.gpu)) {
+		fl.gpu = r;
+		fl.have_gpu = 1;
+	}
+	pthread_mutex_unlock(&fl.mu);
+	return 1;
+}
 
 /* srun's listener thread: a node's failure report (the first is kept and
  * starts the liveness check), or its HELLO or ALIVE. */
@@ -69,6 +96,8 @@ static void on_report(struct rdzv_listener *l, const char *buf, size_t n,
 		rdzv_live_srun_dgram(buf, n, from, fromlen);
 		return;
 	}
+	if (take_gpu(buf, n, a))
+		return;
 	if (rdzv_failure_decode(buf, n, &f) < 0 || f.job_id != a->job || f.step_id != a->step
 	    || f.nonce != a->nonce)
 		return;
@@ -191,6 +220,8 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out, int said)
 	rdzv_live_srun_stop();
 	/* Without the listener's thread the reports wait on the socket. */
 	while (!fl.reports.started && (n = recv(fl.reports.sock, buf, sizeof(buf), 0)) > 0) {
+		if (take_gpu(buf, (size_t)n, a))
+			continue;
 		if (rdzv_failure_decode(buf, (size_t)n, &f) < 0 || f.job_id != a->job
 		    || f.step_id != a->step || f.nonce != a->nonce)
 			continue;
@@ -203,6 +234,9 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out, int said)
 		return;
 	if (fl.have_first) {
 		f = fl.first;
+		/* The GPU fault first: the cause, before its consequence. */
+		if (fl.have_gpu && rdzv_gpu_report_format(&fl.gpu, f.rank, line, sizeof(line)) == 0)
+			fprintf(stderr, "%s\n", line);
 		if (rdzv_failure_format(&f, fl.stops, line, sizeof(line)) == 0) {
 			/* After a collective timed out (hang.c): whom the ranks
 			 * waited for, not only the first that gave up. */
@@ -218,6 +252,14 @@ void rdzv_failure_srun_stop(const char *verdict, int timed_out, int said)
 		fprintf(stderr, RDZV_TAG ": %s: %s\n", what, verdict);
 }
 
+static uint64_t now_usec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
 /* The node's report address: RDZV_STEP_REPORT's port on srun's host as the
  * nodes reach it (SLURM_SRUN_COMM_HOST, which srun sets for the step). */
 void rdzv_failure_user_init(spank_t sp)
@@ -229,6 +271,8 @@ void rdzv_failure_user_init(spank_t sp)
 
 	if (!rdzv.active)
 		return;
+	fl.start_usec = now_usec();
+	rdzv_gpu_cursor_baseline(rdzv.conf.identity_root, &fl.base);
 	rc = rdzv_step_take(sp, RDZV_HO_REPORT, RDZV_REPORT_VAR, &text, NULL, 0);
 	if (rc == 0)
 		return;
@@ -278,6 +322,73 @@ static void send_failure(struct rdzv_failure *f)
 		              strerror(errno));
 }
 
+/* What the GPU drivers reported since the step started, the worst, to
+ * srun before the failure (gpuverdict.h): once per node, as root, in the
+ * exit path of the first failed task (sp: its rank's map), or in the
+ * torchrun watcher's thread for a worker (sp NULL: no rank for the GPU,
+ * and nothing kept for the record, which slurmstepd's exit may be writing
+ * meanwhile); the kernel log's read is bounded (kmsg.h). */
+static void gpu_verdict(spank_t sp, uint32_t failed_rank)
+{
+	/* The kernel log's path (%n) from slurmd's own name, never the step's
+	 * node list, which the client assembled (rule 7); the node as the
+	 * user's step names it for srun's line. */
+	const char *node = rdzv.nodename[0] ? rdzv.nodename : "";
+	const char *self = rdzv.stepd_node;
+	struct rdzv_xid_table table = { 0 };
+	struct rdzv_gpufault_req req = { 0 };
+	char kmsg[RDZV_PATH_MAX], err[RDZV_ERRLEN], buf[RDZV_GPU_DGRAM_MAX];
+	struct rdzv_gpu_report r;
+	struct rdzv_gpufault g;
+	uint32_t global = 0;
+	uint64_t now = now_usec();
+	int local = -1;
+
+	if (rdzv_xid_table_load(&table, rdzv.conf.xid_table[0] ? rdzv.conf.xid_table
+	                                                      : RDZV_XID_TABLE_DEFAULT, err,
+	                        sizeof(err)) < 0)
+		slurm_verbose(RDZV_TAG ": GPU faults: Xid table: %s", err);
+	if (rdzv_path_node(rdzv.conf.kmsg[0] ? rdzv.conf.kmsg : RDZV_KMSG_DEFAULT, self, kmsg,
+	                   sizeof(kmsg), err, sizeof(err)) < 0) {
+		slurm_verbose(RDZV_TAG ": GPU faults not looked at: kmsg=: %s", err);
+		goto out;
+	}
+	req.root = rdzv.conf.identity_root;
+	req.kmsg = kmsg;
+	req.table = &table;
+	req.cursor = &fl.base;
+	req.since_usec = fl.start_usec;
+	if (rdzv_gpufault_look(&req, &g) <= 0) {
+		if (g.note[0])
+			slurm_verbose(RDZV_TAG ": GPU faults: %s", g.note);
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	r.job_id = rdzv.step.job_id;
+	r.step_id = rdzv.step.step_id;
+	r.nonce = fl.nonce;
+	snprintf(r.node, sizeof(r.node), "%s", node[0] ? node : "?");
+	r.f = g.worst;
+	r.gpu = rdzv_bind_pci_gpu(g.worst.pci, &local);
+	r.rank = sp && local >= 0
+	         && spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, (uint32_t)local, &global)
+	                    == ESPANK_SUCCESS ? (int64_t)global + rdzv.step.task_offset : -1;
+	if (local == -2)
+		r.rank = -2; /* not one of the step's GPUs */
+	r.before_ms = g.worst.ts_usec && g.worst.ts_usec <= now
+	              ? (long)((now - g.worst.ts_usec) / 1000) : -1;
+	if (rdzv_gpu_report_format(&r, failed_rank, buf, sizeof(buf)) == 0) {
+		slurm_info("%s", buf);
+		if (sp)
+			rdzv_record_gpu_fault(rdzv_gpu_report_kind(&r), buf);
+	}
+	if (rdzv_gpu_report_encode(&r, buf, sizeof(buf)) > 0
+	    && rdzv_channel_send(&fl.srun, buf, strlen(buf)) < 0)
+		slurm_verbose(RDZV_TAG ": cannot report a GPU fault to srun: %s", strerror(errno));
+out:
+	rdzv_xid_table_free(&table);
+}
+
 void rdzv_failure_task_exit(spank_t sp)
 {
 	struct rdzv_failure f;
@@ -300,6 +411,7 @@ void rdzv_failure_task_exit(spank_t sp)
 		rdzv_failure_set_reason(&f, rdzv.error);
 	f.per_node = (rdzv.mode->flags & RDZV_MODE_ONE_TASK_PER_NODE) != 0;
 	f.workers = f.per_node ? workers(sp) : 0;
+	gpu_verdict(sp, f.rank);
 	send_failure(&f);
 }
 
@@ -545,6 +657,7 @@ static void watch_agent(struct agent *a, long now)
 			f.per_node = !w->has_rank;
 			f.workers = w->has_rank ? 0 : a->workers;
 			f.status = ps.code;
+			gpu_verdict(NULL, f.rank);
 			send_failure(&f);
 		}
 		a->kill_at = now + RDZV_AGENT_GRACE_MS;

@@ -31,6 +31,11 @@ const char *rdzv_bind_gpu_model(void);
 /* The step's NVIDIA GPUs on this node by PCI position (NVML's, DCGM's
  * index), known after user_init when topology= is set; the count. */
 size_t rdzv_bind_step_gpus(const int **gpus);
+/* Slurm's number of the GPU at PCI address pci ("0000:3b:00") on this
+ * node; -1 none of the node's GPUs; -2 not known (no identity chain:
+ * binding off). *local_task: the local task bound to it, -1 unknown, -2
+ * none (a GPU of the node that is not the step's). */
+int rdzv_bind_pci_gpu(const char *pci, int *local_task);
 /* Why binding failed and the tasks run unbound (strict=no), or NULL. */
 const char *rdzv_bind_fallback(void);
 void rdzv_bind_exit(void);
@@ -58,6 +63,9 @@ void rdzv_record_user_init(spank_t sp);
 void rdzv_record_task(const struct rdzv_task *t, const struct rdzv_envset *env,
                       const struct rdzv_envset *late);
 void rdzv_record_task_exit(spank_t sp);
+/* The GPU fault a failing rank's node found (failure.c): its kind
+ * (rdzv_gpu_faults_total) and srun's line, for the record and metrics. */
+void rdzv_record_gpu_fault(const char *kind, const char *text);
 void rdzv_record_exit(spank_t sp);
 
 #endif

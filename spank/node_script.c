@@ -16,6 +16,11 @@
  *                (health_timeout_action=none) and the job runs
  *   job_epilog   dcgm_job_map_dir=: every claim of the job swept (a
  *                slurmstepd killed before its exit left its own)
+ *   both         health_check=yes: the GPU drivers' reports since the last
+ *                look (lib/bind/gpugate.h): a node fault drains the node
+ *                naming the GPU, the Xid and its meaning; in the epilog
+ *                too, so that a faulty node drains before the next job is
+ *                placed on it
  * slurm_spank_init is not called in this context (plugstack.c,
  * spank_job_script): each hook reads its arguments. A refused line is said
  * in slurmd's log and does nothing: failing would drain the node. */
@@ -35,6 +40,7 @@
 #include <slurm/spank.h>
 
 #include "conf.h"
+#include "gpugate.h"
 #include "health.h"
 #include "identity.h"
 #include "jobmap.h"
@@ -69,30 +75,6 @@ static const char *node_name(void)
 	const char *n = getenv("SLURMD_NODENAME"); /* rdzv: slurmd's own */
 
 	return n && n[0] ? n : NULL;
-}
-
-int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
-{
-	char dir[PATH_LEN], err[ERRLEN];
-	struct rdzv_conf c;
-	const char *name = node_name();
-	uint32_t job = 0;
-	int n;
-
-	if (read_conf(ac, av, &c) < 0 || !c.dcgm_job_map_dir[0]
-	    || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
-		return 0;
-	if (rdzv_jobmap_dir(c.dcgm_job_map_dir, name, dir, sizeof(dir), err, sizeof(err)) < 0) {
-		slurm_error(TAG ": dcgm job map: %s", err);
-		return 0;
-	}
-	if ((n = rdzv_jobmap_sweep(dir, c.identity_root[0] ? c.identity_root : NULL, job, err,
-	                           sizeof(err))) < 0)
-		slurm_error(TAG ": dcgm job map: job %u's epilog: %s", job, err);
-	else if (n > 0)
-		slurm_info(TAG ": dcgm job map: job %u's epilog swept %d claim%s of steps that did "
-		           "not end theirs", job, n, n == 1 ? "" : "s");
-	return 0; /* an epilog that fails drains the node: never for this */
 }
 
 /* The drain, as root, as an admin types it (scontrol update, in the
@@ -159,9 +141,91 @@ static void drain(const char *name, const char *fault)
 	}
 }
 
+/* DCGM's job map: the job's claims swept. */
+static void sweep(const struct rdzv_conf *c, const char *name, uint32_t job)
+{
+	char dir[PATH_LEN], err[ERRLEN];
+	int n;
+
+	if (rdzv_jobmap_dir(c->dcgm_job_map_dir, name, dir, sizeof(dir), err, sizeof(err)) < 0) {
+		slurm_error(TAG ": dcgm job map: %s", err);
+		return;
+	}
+	if ((n = rdzv_jobmap_sweep(dir, c->identity_root[0] ? c->identity_root : NULL, job, err,
+	                           sizeof(err))) < 0)
+		slurm_error(TAG ": dcgm job map: job %u's epilog: %s", job, err);
+	else if (n > 0)
+		slurm_info(TAG ": dcgm job map: job %u's epilog swept %d claim%s of steps that did "
+		           "not end theirs", job, n, n == 1 ? "" : "s");
+}
+
+/* The topology of topology= (NULL: none or not loadable, said). */
+static struct rdzv_topo *load_topo(const struct rdzv_conf *c, const char *name, const char *what)
+{
+	char path[PATH_LEN], err[ERRLEN];
+	struct rdzv_topo *topo = NULL;
+
+	if (!c->topology[0])
+		return NULL;
+	if (rdzv_path_node(c->topology, name ? name : "", path, sizeof(path), err, sizeof(err)) < 0
+	    || rdzv_topo_load(path, &topo, err, sizeof(err)) < 0)
+		slurm_error(TAG ": health: %s not checked: topology: %s", what, err);
+	return topo;
+}
+
+/* The GPU drivers' reports since the last look (gpugate.h). Returns 1 with
+ * fault set when they make the node faulty. */
+static int gpu_gate(const struct rdzv_conf *c, const char *name, const struct rdzv_topo *topo,
+                    const char *gres, char *fault, size_t len, const char *when, uint32_t job)
+{
+	struct rdzv_gpugate_req req = { c, name, gres, topo, 1 };
+	struct rdzv_gpugate g;
+	int faulty = rdzv_gpugate_run(&req, &g);
+
+	if (g.error[0])
+		slurm_error(TAG ": health: job %u's %s: node %s: GPU faults: %s", job, when,
+		            name ? name : "?", g.error);
+	if (!faulty) {
+		slurm_verbose(TAG ": health: job %u's %s: node %s: GPU faults: none of the node's in "
+		              "%ld ms (%d report%s)%s%s", job, when, name ? name : "?", g.ms,
+		              g.reports, g.reports == 1 ? "" : "s", g.notes[0] ? "; " : "",
+		              g.notes);
+		return 0;
+	}
+	snprintf(fault, len, "%s", g.fault);
+	return 1;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char gres[PATH_LEN], fault[RDZV_HEALTH_REASON_MAX];
+	struct rdzv_topo *topo = NULL;
+	const char *name = node_name();
+	struct rdzv_conf c;
+	uint32_t job = 0;
+
+	if (read_conf(ac, av, &c) < 0)
+		return 0;
+	(void)spank_get_item(sp, S_JOB_ID, &job);
+	if (c.dcgm_job_map_dir[0] && job)
+		sweep(&c, name, job);
+	if (!c.health_check)
+		return 0;
+	topo = load_topo(&c, name, "GPU numbers");
+	if (gpu_gate(&c, name, topo, rdzv_gres_conf_path(c.gres_conf, gres, sizeof(gres)), fault,
+	             sizeof(fault), "epilog", job)) {
+		slurm_error(TAG ": health: job %u's epilog: node %s: %s: draining it", job,
+		            name ? name : "?", fault);
+		if (name)
+			drain(name, fault);
+	}
+	rdzv_topo_destroy(topo);
+	return 0; /* drained by its own reason: an epilog that fails would add Slurm's */
+}
+
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
-	char topo_path[PATH_LEN], gres[PATH_LEN], lib[PATH_LEN], err[ERRLEN];
+	char gres[PATH_LEN], lib[PATH_LEN], err[ERRLEN], gate_fault[RDZV_HEALTH_REASON_MAX];
 	const char *name = node_name();
 	struct rdzv_health_req req = { 0 };
 	struct rdzv_topo *topo = NULL;
@@ -183,14 +247,16 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		else
 			req.nvml_library = lib;
 	}
-	if (c.topology[0]) {
-		if (rdzv_path_node(c.topology, name ? name : "", topo_path, sizeof(topo_path), err,
-		                   sizeof(err)) < 0
-		    || rdzv_topo_load(topo_path, &topo, err, sizeof(err)) < 0)
-			slurm_error(TAG ": health: NICs not checked: topology: %s", err);
-		req.topo = topo;
-	}
+	req.topo = topo = load_topo(&c, name, "NICs");
 	outcome = rdzv_health_run(&req, (long)c.health_timeout * 1000, &h);
+	/* The GPU drivers' reports: looked at even when the check above
+	 * failed, so that the cursor moves past what this drain covers; a
+	 * fault they show is the node's, also when the check ran out of time. */
+	if (gpu_gate(&c, name, topo, req.gres_conf, gate_fault, sizeof(gate_fault), "prolog", job)
+	    && (outcome == RDZV_HEALTH_OK || outcome == RDZV_HEALTH_UNFINISHED)) {
+		snprintf(h.fault, sizeof(h.fault), "%s", gate_fault);
+		outcome = RDZV_HEALTH_FAULT;
+	}
 	rdzv_topo_destroy(topo);
 	if (outcome == RDZV_HEALTH_OK) {
 		slurm_verbose(TAG ": health: job %u: node %s healthy in %ld ms (%d GPU files, %d NIC "

@@ -44,7 +44,9 @@ static struct {
 	int64_t start;
 	struct rdzv_record_exit *exits;
 	size_t nexits, cap;
-} rec = { 0, { -1, -1 }, 0, NULL, 0, 0 };
+	const char *gpu_kind;         /* the GPU fault found (failure.c), or NULL */
+	char gpu_text[512];
+} rec = { 0, { -1, -1 }, 0, NULL, 0, 0, NULL, "" };
 
 /* Exits are compared across nodes (which failed first): the wall clock,
  * which clusters keep in step (NTP, PTP). */
@@ -88,6 +90,12 @@ static void close_socks(void)
 	if (rec.sock[1] >= 0)
 		close(rec.sock[1]);
 	rec.sock[0] = rec.sock[1] = -1;
+}
+
+void rdzv_record_gpu_fault(const char *kind, const char *text)
+{
+	rec.gpu_kind = kind;
+	snprintf(rec.gpu_text, sizeof(rec.gpu_text), "%s", text);
 }
 
 void rdzv_record_user_init(spank_t sp)
@@ -260,6 +268,7 @@ static void update_metrics(const struct rdzv_record_node *n, int record_error)
 	ms.profile_hash = n->profile_hash;
 	ms.bind_fallback = rdzv_bind_fallback() != NULL;
 	ms.record_error = record_error;
+	ms.gpu_fault = rec.gpu_kind;
 	ms.end = n->end;
 	if (rdzv_metrics_update(rdzv.conf.metrics_dir, &ms, err, sizeof(err)) < 0)
 		slurm_error(RDZV_TAG ": metrics: step %u.%u: %s", n->job, n->step, err);
@@ -327,6 +336,8 @@ void rdzv_record_exit(spank_t sp)
 	n.bind_mode = rdzv_bind_resolve(&rdzv.opts, &rdzv.conf);
 	n.error = rdzv.error[0] ? rdzv.error : NULL;
 	n.refused = rdzv.refused;
+	n.gpu_fault = rec.gpu_kind ? rec.gpu_text : NULL;
+	n.gpu_fault_kind = rec.gpu_kind;
 	n.tasks = (const char *const *)parts;
 	n.ntasks_parts = nparts;
 	n.tasks_lost = rdzv.step.local_ntasks > nparts ? rdzv.step.local_ntasks - nparts : 0;

@@ -62,7 +62,7 @@ dcgm_index() {
 	bus=$(sed -n "s|^# slurm $1 -> .* -> \(0000:[0-9a-f:.]*\)$|\1|p" "$golden")
 	sed -n 's|^# slurm [0-9]* -> .* -> \(0000:[0-9a-f:.]*\)$|\1|p' "$golden" | sort | grep -nx "$bus" | cut -d: -f1 | awk '{ print $1 - 1 }'
 }
-args="topology=$T/topo/%n.xml gres_conf=$T/gres.conf identity_root=$T/root dcgm_job_map_dir=$T/dcgm/%n"
+args="topology=$T/topo/%n.xml gres_conf=$T/gres.conf identity_root=$T/root dcgm_job_map_dir=$T/dcgm/%n kmsg=$T/kmsg/%n gpu_state_dir=$T/state/%n"
 e2e_start RDZV_NODE_GPUS="8 4 4" RDZV_GRES_CONF="$T/gres.conf" RDZV_PLUGSTACK_ARGS="$args" \
 	RDZV_NODE_PLUGSTACK_ARGS="$args"
 # plugstack.conf with rdzv.so's line and rdzv_node.so's (the job's prolog

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* node.c: rdzv-preflight --node, the node check of the plugin's job prolog
- * (health_check=yes, lib/bind/health.h) run by hand or by NHC, with the
- * settings of the rdzv.so line of plugstack.conf. */
+ * (health_check=yes, lib/bind/health.h) and its look at the GPU drivers'
+ * reports since the gate's cursor (lib/bind/gpugate.h; the cursor is left
+ * where it is: the gate's own), run by hand or by NHC, with the settings
+ * of the rdzv.so line of plugstack.conf. */
 #include "config.h"
 #include "preflight.h"
 
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "gpugate.h"
 #include "health.h"
 #include "identity.h"
 #include "topo.h"
@@ -54,6 +57,8 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 	struct rdzv_conf conf;
 	struct rdzv_health h;
 	enum rdzv_health_outcome outcome;
+	struct rdzv_gpugate_req greq = { &conf, NULL, NULL, NULL, 0 };
+	struct rdzv_gpugate g;
 
 	rdzv_conf_defaults(&conf);
 	plugstack = plugstack_path(plugstack, ps, sizeof(ps));
@@ -85,21 +90,30 @@ int pf_node_check(const char *plugstack, const char *name, FILE *out)
 		req.topo = topo;
 	}
 	outcome = rdzv_health_run(&req, (long)conf.health_timeout * 1000, &h);
+	greq.node = name;
+	greq.gres_conf = req.gres_conf;
+	greq.topo = topo;
+	(void)rdzv_gpugate_run(&greq, &g);
 	rdzv_topo_destroy(topo);
-	/* Unfinished is not unhealthy: its own word and exit status, so
-	 * that NHC can tell a slow check from a fault. */
+	/* A fault (the check's, or one the GPU drivers reported) is unhealthy;
+	 * an unfinished check is not: its own word and exit status, so that
+	 * NHC can tell a slow check from a fault. */
+	if ((outcome != RDZV_HEALTH_OK && outcome != RDZV_HEALTH_UNFINISHED) || g.fault[0]) {
+		fprintf(out, "%s: unhealthy: %s\n", name,
+		        outcome != RDZV_HEALTH_OK && outcome != RDZV_HEALTH_UNFINISHED ? h.fault
+		                                                                   : g.fault);
+		return 1;
+	}
 	if (outcome == RDZV_HEALTH_UNFINISHED) {
 		fprintf(out, "%s: unfinished: %s\n", name, h.fault);
 		return 3;
-	}
-	if (outcome != RDZV_HEALTH_OK) {
-		fprintf(out, "%s: unhealthy: %s\n", name, h.fault);
-		return 1;
 	}
 	fprintf(out, "%s: healthy in %ld ms (%d GPU files, %d NIC ports", name, h.ms, h.gpus,
 	        h.nics);
 	if (h.nvml_gpus >= 0)
 		fprintf(out, ", NVML %d GPUs", h.nvml_gpus);
-	fprintf(out, ")%s%s\n", h.notes[0] ? "; " : "", h.notes);
+	fprintf(out, ", GPU faults: %d report%s in %ld ms)%s%s%s%s\n", g.reports,
+	        g.reports == 1 ? "" : "s", g.ms, h.notes[0] ? "; " : "", h.notes,
+	        g.notes[0] ? "; " : "", g.notes);
 	return 0;
 }

@@ -120,6 +120,41 @@ typedef int (*nvml_handle_fn)(unsigned, void **);
 typedef int (*nvml_retired_fn)(void *, int *);
 typedef int (*nvml_remap_fn)(void *, unsigned *, unsigned *, unsigned *, unsigned *);
 
+/* nvml.h's nvmlFieldValue_t, and the field of the GPU's recovery action
+ * (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, R565+: nvmlDeviceGpuRecoveryAction_t,
+ * 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset). */
+#define NVML_FI_RECOVERY_ACTION 230u
+struct nvml_field_value {
+	unsigned field_id;
+	unsigned char pad_[24];      /* scopeId, timestamp, latencyUsec, valueType */
+	int nvml_return;
+	unsigned char value[8];      /* nvmlValue_t: the field's unsigned int first */
+};
+_Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t is 40 bytes");
+typedef int (*nvml_fields_fn)(void *, int, struct nvml_field_value *);
+
+/* The GPU's recovery action, or 0 when none or NVML cannot say. */
+static unsigned recovery_action(nvml_fields_fn fields, void *dev)
+{
+	struct nvml_field_value v;
+	unsigned a;
+
+	memset(&v, 0, sizeof(v));
+	v.field_id = NVML_FI_RECOVERY_ACTION;
+	if (!fields || fields(dev, 1, &v) != 0 || v.nvml_return != 0)
+		return 0;
+	memcpy(&a, v.value, sizeof(a));
+	return a;
+}
+
+static const char *recovery_name(unsigned a)
+{
+	static const char *const names[] = { "none", "GPU reset", "node reboot", "drain P2P",
+		                             "drain and reset" };
+
+	return a < sizeof(names) / sizeof(names[0]) ? names[a] : "unknown";
+}
+
 static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, long nfiles)
 {
 	const char *path = r->nvml_library && *r->nvml_library ? r->nvml_library : RDZV_NVML_SONAME;
@@ -128,6 +163,7 @@ static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, lo
 	nvml_handle_fn handle = NULL;
 	nvml_retired_fn retired = NULL;
 	nvml_remap_fn remap = NULL;
+	nvml_fields_fn fields = NULL;
 	const struct rdzv_gpulib_sym syms[] = {
 		{ "nvmlInit_v2", &init, 1 },
 		{ "nvmlShutdown", &shutdown, 1 },
@@ -135,6 +171,7 @@ static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, lo
 		{ "nvmlDeviceGetHandleByIndex_v2", &handle, 1 },
 		{ "nvmlDeviceGetRetiredPagesPendingStatus", &retired, 0 },
 		{ "nvmlDeviceGetRemappedRows", &remap, 0 },
+		{ "nvmlDeviceGetFieldValues", &fields, 0 },
 	};
 	char why[512], err[512];
 	unsigned n = 0, i;
@@ -168,7 +205,7 @@ static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, lo
 		goto shut;
 	}
 	for (i = 0; i < n && !h->fault[0]; i++) {
-		unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+		unsigned corr = 0, unc = 0, pending = 0, failed = 0, act;
 		int retire = 0;
 		void *dev = NULL;
 
@@ -186,6 +223,9 @@ static int check_nvml(const struct rdzv_health_req *r, struct rdzv_health *h, lo
 		else if (remap && pending)
 			snprintf(h->fault, sizeof(h->fault), "GPU %u row remapping pending (reset "
 			         "the GPU)", i);
+		else if ((act = recovery_action(fields, dev)) != 0)
+			snprintf(h->fault, sizeof(h->fault), "GPU %u NVML recovery action: %s (%u)", i,
+			         recovery_name(act), act);
 	}
 shut:
 	shutdown();

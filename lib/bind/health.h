@@ -10,7 +10,8 @@
  *   NVML      where libnvidia-ml loads: as many GPUs as gres.conf names,
  *             no page retirement or row remapping pending, no failed
  *             remapping (the faults NVIDIA's guide says need a reset or
- *             an RMA)
+ *             an RMA), and each GPU's recovery action none where NVML
+ *             gives one (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)
  *   NICs      each RDMA port the binding would use (the topology's, ACTIVE
  *             or of unknown state there) is ACTIVE now:
  *             ROOT/sys/class/infiniband/DEV/ports/PORT/state

@@ -266,6 +266,16 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen, "plugstack argument health_timeout_action=%.32s: "
 				                RDZV_HEALTH_ACTION_VALID, val);
 			c->health_timeout_drain = b;
+		} else if (strcmp(key, "kmsg") == 0) {
+			if (set_string(c->kmsg, sizeof(c->kmsg), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "xid_table") == 0) {
+			if (set_string(c->xid_table, sizeof(c->xid_table), key, val, 1, err, errlen) < 0)
+				return -1;
+		} else if (strcmp(key, "gpu_state_dir") == 0) {
+			if (set_string(c->gpu_state_dir, sizeof(c->gpu_state_dir), key, val, 1, err,
+			               errlen) < 0)
+				return -1;
 		} else if (strcmp(key, "record_syslog") == 0) {
 			if ((b = rdzv_syslog_facility(val)) < -1)
 				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
@@ -310,7 +320,8 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			                "master_addr, env, bind, topology, topology_cache, gres_conf, "
 			                "identity_root, strict, profiles, profile, partition_profile, kill_on_bad_exit, "
 			                "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, "
-			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action)", key);
+			                "record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, "
+			                "health_timeout, health_timeout_action, kmsg, xid_table, gpu_state_dir)", key);
 		}
 	}
 	return 0;

@@ -57,6 +57,13 @@ struct rdzv_conf {
 	uint32_t health_timeout;               /* health_timeout=: seconds the check may
 	                                          take */
 	int health_timeout_drain;              /* health_timeout_action=drain (1) | none */
+	char kmsg[RDZV_PATH_MAX];              /* kmsg=PATH (%n = node name): the kernel
+	                                          log read for GPU faults (gpufault.h);
+	                                          "" /dev/kmsg */
+	char xid_table[RDZV_PATH_MAX];         /* xid_table=PATH: the Xid classes (xid.h);
+	                                          "" the installed table */
+	char gpu_state_dir[RDZV_PATH_MAX];     /* gpu_state_dir=DIR (%n = node name): root's
+	                                          cursor of the GPU-fault gate */
 };
 
 /* health_timeout=: how long the node check (health.h) may run before it is

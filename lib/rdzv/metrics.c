@@ -20,6 +20,9 @@ static const struct {
 	{ "rdzv_step_failures_total", "counter",
 	  "Steps that failed on this node, by the node's first cause (exit, signal, refused_by_node, "
 	  "refused_by_srun)." },
+	{ "rdzv_gpu_faults_total", "counter",
+	  "GPU faults the driver reported before a rank of a step failed on this node, by kind "
+	  "(xid_node, xid_app, ras)." },
 	{ "rdzv_binding_fallbacks_total", "counter",
 	  "Steps whose tasks ran unbound because binding failed (strict=no)." },
 	{ "rdzv_record_errors_total", "counter", "Step records that could not be written." },
@@ -133,6 +136,11 @@ int rdzv_metrics_step(struct rdzv_metrics *m, const struct rdzv_metrics_step *s)
 	rc |= put(m, key, 1, 1);
 	if (s->cause) {
 		snprintf(key, sizeof(key), "rdzv_step_failures_total{cause=\"%.32s\"}", label(s->cause));
+		rc |= put(m, key, 1, 1);
+	}
+	if (s->gpu_fault) {
+		snprintf(key, sizeof(key), "rdzv_gpu_faults_total{kind=\"%.32s\"}",
+		         label(s->gpu_fault));
 		rc |= put(m, key, 1, 1);
 	}
 	rc |= put(m, "rdzv_binding_fallbacks_total", s->bind_fallback ? 1 : 0, 1);

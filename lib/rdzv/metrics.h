@@ -10,6 +10,8 @@
  *                                       exited non-zero), signal (a task was
  *                                       killed), refused_by_node,
  *                                       refused_by_srun
+ *   rdzv_gpu_faults_total{kind}         GPU faults a failing step's node found
+ *                                       (gpuverdict.h): xid_node, xid_app, ras
  *   rdzv_binding_fallbacks_total        steps that ran unbound (strict=no)
  *   rdzv_record_errors_total            step records that could not be written
  *   rdzv_profile_info{profile,hash}     1: the NCCL profile of the last step
@@ -45,6 +47,7 @@ struct rdzv_metrics_step {
 	int bind_fallback;   /* ran unbound */
 	int record_error;    /* its record could not be written */
 	int64_t end;         /* seconds since the epoch */
+	const char *gpu_fault; /* the kind of the GPU fault found; NULL none */
 };
 
 /* Read series from a file this code wrote: sample lines of the families

@@ -188,6 +188,15 @@ static void facts(struct rdzv_jw *w, const struct rdzv_record_node *n)
 	rdzv_jw_bool(w, n->refused);
 	rdzv_jw_key(w, "error");
 	rdzv_jw_str(w, n->error);
+	if (n->gpu_fault) {
+		rdzv_jw_key(w, "gpu_fault");
+		rdzv_jw_open(w, '{');
+		rdzv_jw_key(w, "kind");
+		rdzv_jw_str(w, n->gpu_fault_kind);
+		rdzv_jw_key(w, "text");
+		rdzv_jw_str(w, n->gpu_fault);
+		rdzv_jw_close(w, '}');
+	}
 	rdzv_jw_key(w, "start");
 	iso_time(w, n->start);
 	rdzv_jw_key(w, "end");

@@ -69,6 +69,8 @@ struct rdzv_record_node {
 	uint64_t profile_hash; /* with a profile */
 	const char *bind_mode; /* NULL unknown */
 	const char *error;     /* the node's refusal, or NULL */
+	const char *gpu_fault, *gpu_fault_kind; /* the GPU fault a failing rank's node
+	                                           found (gpuverdict.h), or NULL */
 	int refused;           /* srun refused the step (srun.c) */
 	const char *const *tasks; /* tasks' parts (valid JSON, checked) */
 	size_t ntasks_parts, tasks_lost; /* tasks whose part never came */

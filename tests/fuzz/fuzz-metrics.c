@@ -13,7 +13,7 @@ static char text[RDZV_METRICS_FILE_MAX], text2[RDZV_METRICS_FILE_MAX];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct rdzv_metrics_step st = { "torch", "exit", "p", 1, 0, 0, 1 };
+	struct rdzv_metrics_step st = { "torch", "exit", "p", 1, 0, 0, 1, "xid_node" };
 	long n, n2;
 
 	rdzv_metrics_read(&m, (const char *)data, size);

@@ -26,6 +26,9 @@
  *   slow-init MS     nvmlInit_v2 takes MS milliseconds, as NVML's first
  *                    initialisation without persistence mode does (1-3 s
  *                    a GPU, NVIDIA's Driver Persistence guide)
+ *   recovery INDEX N GPU INDEX's recovery action N (nvmlDeviceGetFieldValues,
+ *                    NVML_FI_DEV_GET_GPU_RECOVERY_ACTION; other fields: not
+ *                    supported)
  *   log PATH         append "init PID" to PATH at each nvmlInit_v2
  * (fail and log are read as in every double: tests/lib/double-config.h.)
  * Built twice: with RDZV_DOUBLE_NO_V the library lacks
@@ -76,7 +79,7 @@ struct gpu {
 	unsigned versions, clique, state, health, summary;
 	unsigned char cluster[16];
 	int status, denied;
-	unsigned retired, remap_pending, remap_failed;
+	unsigned retired, remap_pending, remap_failed, recovery;
 };
 
 static struct {
@@ -96,8 +99,21 @@ int nvmlDeviceGetUUID(struct nvml_device *dev, char *uuid, unsigned len);
 int nvmlDeviceGetPciInfo_v3(struct nvml_device *dev, struct pci_info *pci);
 int nvmlDeviceGetGpuFabricInfo(struct nvml_device *dev, struct fabric_v1 *info);
 int nvmlDeviceGetRetiredPagesPendingStatus(struct nvml_device *dev, int *pending);
+/* nvml.h's nvmlFieldValue_t. */
+struct field_value {
+	unsigned field_id, scope_id;
+	long long timestamp, latency_usec;
+	int value_type, nvml_return;
+	union {
+		double d;
+		unsigned ui;
+		unsigned long long ull;
+	} value;
+};
+
 int nvmlDeviceGetRemappedRows(struct nvml_device *dev, unsigned *corr, unsigned *unc,
                               unsigned *pending, unsigned *failed);
+int nvmlDeviceGetFieldValues(struct nvml_device *dev, int n, struct field_value *v);
 #ifndef RDZV_DOUBLE_NO_V
 int nvmlDeviceGetGpuFabricInfoV(struct nvml_device *dev, void *info);
 #endif
@@ -145,6 +161,7 @@ static int own_line(const char *line)
 {
 	char w[8][100];
 	struct gpu *g;
+	unsigned u;
 	int k;
 
 	if (sscanf(line, "slow-init %u", &dbl.slow_ms) == 1)
@@ -157,6 +174,11 @@ static int own_line(const char *line)
 	if (sscanf(line, "retired %d", &k) == 1) {
 		if (k >= 0 && k < GPUS_MAX)
 			dbl.gpu[k].retired = 1;
+		return 0;
+	}
+	if (sscanf(line, "recovery %d %u", &k, &u) == 2) {
+		if (k >= 0 && k < GPUS_MAX)
+			dbl.gpu[k].recovery = u;
 		return 0;
 	}
 	if (sscanf(line, "remap %d %99s", &k, w[0]) == 2) {
@@ -328,6 +350,23 @@ int nvmlDeviceGetRetiredPagesPendingStatus(struct nvml_device *dev, int *pending
 	if (rc)
 		return rc;
 	*pending = (int)g->retired;
+	return OK;
+}
+
+int nvmlDeviceGetFieldValues(struct nvml_device *dev, int n, struct field_value *v)
+{
+	struct gpu *g = gpu_of(dev);
+	int rc = failing("nvmlDeviceGetFieldValues"), i;
+
+	if (!g)
+		return dbl.inited ? INVALID_ARGUMENT : UNINITIALIZED;
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		v[i].nvml_return = v[i].field_id == 230u ? OK : NOT_SUPPORTED;
+		v[i].value_type = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
+		v[i].value.ui = v[i].field_id == 230u ? g->recovery : 0;
+	}
 	return OK;
 }
 

@@ -111,7 +111,7 @@ static void test_invalid_conf(void)
 	             "container_env= is case-sensitive like the other booleans");
 	conf_refused("containerenv=no", "unknown plugstack argument 'containerenv'",
 	             "a misspelt container_env is an unknown key");
-	conf_refused("bogus=1", "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action)", "the refusal lists container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout and health_timeout_action among the known keys");
+	conf_refused("bogus=1", "container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action, kmsg, xid_table, gpu_state_dir)", "the refusal lists container_env, debug, collective_timeout, collective_grace, hang_python, hang_helper, nvlink_domain, nvml_library, record_dir, record_syslog, metrics_dir, dcgm_job_map_dir, health_check, health_timeout, health_timeout_action, kmsg, xid_table and gpu_state_dir among the known keys");
 	conf_refused("health_check=maybe", "health_check=maybe: valid values are yes, no",
 	             "health_check=maybe is refused naming the valid values");
 	{

@@ -283,6 +283,19 @@ static void test_health(const char *fixtures, const char *nvml)
 	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
 	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
 	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "recovery 2 0\nrecovery 1 2\n");
+	is_int(rdzv_health_check(&req, &h), 1, "NVML's recovery action not none: a fault");
+	is_str(h.fault, "GPU 1 NVML recovery action: node reboot (2)", "... naming the GPU and the action");
+	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "recovery 1 4\nfail nvmlDeviceGetFieldValues 3\n");
+	is_int(rdzv_health_check(&req, &h), 0, "a driver without the field (NOT_SUPPORTED): healthy");
+	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
 	           "fail nvmlInit_v2 9\n");
 	is_int(rdzv_health_check(&req, &h), 1, "NVML that does not start: a fault");
 	like(h.fault, "^NVML does not start", "... saying so");

@@ -118,6 +118,8 @@ static int record_fields(struct names *out)
 	n.ntasks_parts = 1;
 	n.start = 1765000000;
 	n.end = 1765000060;
+	n.gpu_fault = "GPU 1 of node n1 (rank 1): Xid 79, GPU has fallen off the bus";
+	n.gpu_fault_kind = "xid_node";
 	rdzv_jw_init(&w, RDZV_RECORD_MAX);
 	if (parts[0] && rdzv_record_node_json(&n, &w) == 0
 	    && (j = rdzv_json_parse(rdzv_jw_text(&w), w.len, NULL, 0))) {
@@ -146,6 +148,7 @@ static int metric_names(struct names *out)
 	recfix_failed_step(&st, "h100");
 	st.bind_fallback = 1;
 	st.record_error = 1;
+	st.gpu_fault = "xid_node";
 	if (rdzv_metrics_step(&m, &st) < 0 || rdzv_metrics_text(&m, text, sizeof(text)) < 0)
 		return -1;
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
