@@ -110,6 +110,10 @@ wait_for() {
 idle() { [ "$(sinfo -h -n "$1" -o %t)" = idle ]; }
 drained() { sinfo -h -n "$1" -o %t | grep -Eq 'drain|drng'; }
 reason() { sinfo -h -R -n "$1" -o '%E' 2>/dev/null; }
+# resume NODE: the admin's resume, until the node is idle (Slurm 26.05
+# refuses it while the drained node still completes the last job).
+resumed() { scontrol update nodename="$1" state=resume 2>/dev/null; idle "$1"; }
+resume() { wait_for 60 resumed "$1" || diag "$1 not resumed: $(sinfo -h -n "$1" -o %T)"; }
 
 # 1. The gate, healthy: each node's first look sets its cursor.
 run_to 60 srun -N3 -w n1,n2,n3 true
@@ -128,7 +132,7 @@ run_to 120 srun -N1 -w n2 true
 ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "the next job does not run on n2 (srun exit $rc)"
 is "$(reason n2)" "rdzv: $want" "n2 is drained, the reason naming the GPU, the Xid and its meaning"
 like "$(sinfo -h -n n2 -o %t)" "drain|drng" "n2's state is drained"
-scontrol update nodename=n2 state=resume
+resume n2
 run_to 60 srun -N1 -w n2 true
 is "$rc" 0 "resumed by the admin, n2 runs the next job: the same Xid drains once"
 wait_for 30 idle n2; ok $? "... and n2 stays in service"
@@ -153,14 +157,14 @@ touch "$T/go"
 wait "$srun_pid"; is "$?" 0 "the job ends (its own work was done)"
 wait_for 60 drained n1; ok $? "n1 is drained by the job's epilog"
 is "$(reason n1)" "rdzv: GPU 3 ($(busid 3)): Xid 48, Double bit ECC error (RESET_GPU)" "... the reason naming GPU 3 and Xid 48"
-scontrol update nodename=n1 state=resume
+resume n1
 
 # 5. AMD: n3's card's uncorrectable count rises from its baseline (0).
 printf 'ue: 2\nce: 3\n' > "$ras/ras/umc_err_count"
 run_to 120 srun -N1 -w n3 true
 ok "$([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1)" "a job does not run on n3 after its RAS count rose (srun exit $rc)"
 is "$(reason n3)" "rdzv: GPU 0000:c1:00: an uncorrectable RAS error (umc, 2 new)" "n3 is drained, naming the card's PCI address and the count"
-scontrol update nodename=n3 state=resume
+resume n3
 run_to 60 srun -N1 -w n3 true
 is "$rc" 0 "resumed, n3 runs the next job: judged once"
 # The fake sysfs is every node's: its count back to the others' baseline.
@@ -181,7 +185,7 @@ like "$rec" '"gpu_fault":\{"kind":"xid_node","text":"rdzv: GPU 1 of node n2' "n2
 like "$(cat "$T/metrics/rdzv.prom" 2>/dev/null)" 'rdzv_gpu_faults_total\{kind="xid_node"\} [1-9]' "... and the metrics count it"
 wait_for 60 drained n2; ok $? "n2's epilog drains n2 for it"
 is "$(reason n2)" "rdzv: $want" "... the reason naming GPU 1 and Xid 79"
-scontrol update nodename=n2 state=resume
+resume n2
 run_to 60 srun -N1 -w n2 true
 is "$rc" 0 "resumed, n2 runs the next job: drained once"
 
@@ -194,7 +198,7 @@ like "$(printf '%s\n' "$out" | grep -E '^rdzv: ' | head -n 1)" "^rdzv: GPU 5 of 
 	"an Xid on a GPU the step does not have: named, and said to be none of the step's"
 wait_for 60 drained n2; ok $? "n2's epilog drains n2 for it"
 is "$(reason n2)" "rdzv: GPU 5 ($(busid 5)): Xid 79, GPU has fallen off the bus (RESTART_BM)" "... naming GPU 5"
-scontrol update nodename=n2 state=resume
+resume n2
 
 # 7. rdzv-retry: the Xid 79 excludes n2, training resumes on the spare n3.
 for n in n1 n2 n3; do wait_for 30 idle "$n"; done
@@ -209,7 +213,7 @@ like "$out" "rdzv-retry: excluding n2 \\(its GPU failed: GPU 1 of node n2 \\(ran
 is "$(trained)" 4 "... the second attempt's 4 ranks all-reduce"
 is "$(ran_on 1)" "n1 n3 " "... on n1 and the spare n3"
 wait_for 60 drained n2; ok $? "n2 is drained for it (the job's epilog)"
-scontrol update nodename=n2 state=resume
+resume n2
 
 # 8. An Xid 13 instead: the script's; nothing excluded.
 for n in n1 n2 n3; do wait_for 30 idle "$n"; done
