@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -153,6 +154,46 @@ static int set_string(char *dst, size_t dstlen, const char *key, const char *val
 	return 0;
 }
 
+/* The arguments kept as the string given: a path (absolute) or a name. */
+#define CONF_STRING(key, field, abs) { key, offsetof(struct rdzv_conf, field), \
+	                                    sizeof(((struct rdzv_conf *)0)->field), abs }
+static const struct {
+	const char *key;
+	size_t off, len;
+	int need_abs;
+} conf_strings[] = {
+	CONF_STRING("nvml_library", nvml_library, 1),
+	CONF_STRING("hang_helper", hang_helper, 1),
+	CONF_STRING("record_dir", record_dir, 1),
+	CONF_STRING("metrics_dir", metrics_dir, 1),
+	CONF_STRING("dcgm_job_map_dir", dcgm_job_map_dir, 1),
+	CONF_STRING("kmsg", kmsg, 1),
+	CONF_STRING("xid_table", xid_table, 1),
+	CONF_STRING("gpu_state_dir", gpu_state_dir, 1),
+	CONF_STRING("hang_python", hang_python, 1),
+	CONF_STRING("bind", bind, 0),
+	CONF_STRING("topology", topology, 1),
+	CONF_STRING("gres_conf", gres_conf, 1),
+	CONF_STRING("identity_root", identity_root, 1),
+	CONF_STRING("profiles", profiles, 1),
+	CONF_STRING("profile", profile, 0),
+	CONF_STRING("partition_profile", partition_profiles, 0),
+};
+
+/* key=val when key is one of conf_strings: 1 set, -1 refused (err), 0 not
+ * one of them. */
+static int set_conf_string(struct rdzv_conf *c, const char *key, const char *val, char *err,
+                           size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(conf_strings) / sizeof(conf_strings[0]); i++)
+		if (strcmp(key, conf_strings[i].key) == 0)
+			return set_string((char *)c + conf_strings[i].off, conf_strings[i].len, key, val,
+			                  conf_strings[i].need_abs, err, errlen) < 0 ? -1 : 1;
+	return 0;
+}
+
 int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t errlen)
 {
 	int i;
@@ -173,7 +214,10 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 		memcpy(key, arg, klen);
 		key[klen] = '\0';
 		val = eq + 1;
-		if (strcmp(key, "mode") == 0) {
+		if ((b = set_conf_string(c, key, val, err, errlen)) != 0) {
+			if (b < 0)
+				return -1;
+		} else if (strcmp(key, "mode") == 0) {
 			/* Through a local: a refused value must not leave c->mode NULL. */
 			const struct rdzv_mode *m = rdzv_mode_find(val);
 
@@ -234,24 +278,6 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 			if (rdzv_nvlink_domain_parse(val, &c->nvlink_domain) < 0)
 				return rdzv_err(err, errlen, "plugstack argument nvlink_domain=%.32s: "
 				                RDZV_NVLINK_DOMAIN_VALID, val);
-		} else if (strcmp(key, "nvml_library") == 0) {
-			if (set_string(c->nvml_library, sizeof(c->nvml_library), key, val, 1, err,
-			               errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "hang_helper") == 0) {
-			if (set_string(c->hang_helper, sizeof(c->hang_helper), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "record_dir") == 0) {
-			if (set_string(c->record_dir, sizeof(c->record_dir), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "metrics_dir") == 0) {
-			if (set_string(c->metrics_dir, sizeof(c->metrics_dir), key, val, 1, err,
-			               errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "dcgm_job_map_dir") == 0) {
-			if (set_string(c->dcgm_job_map_dir, sizeof(c->dcgm_job_map_dir), key, val, 1,
-			               err, errlen) < 0)
-				return -1;
 		} else if (strcmp(key, "health_check") == 0) {
 			if ((b = rdzv_parse_bool(val)) < 0)
 				return rdzv_err(err, errlen, "plugstack argument health_check=%.32s: valid "
@@ -266,53 +292,17 @@ int rdzv_conf_parse(int ac, char **av, struct rdzv_conf *c, char *err, size_t er
 				return rdzv_err(err, errlen, "plugstack argument health_timeout_action=%.32s: "
 				                RDZV_HEALTH_ACTION_VALID, val);
 			c->health_timeout_drain = b;
-		} else if (strcmp(key, "kmsg") == 0) {
-			if (set_string(c->kmsg, sizeof(c->kmsg), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "xid_table") == 0) {
-			if (set_string(c->xid_table, sizeof(c->xid_table), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "gpu_state_dir") == 0) {
-			if (set_string(c->gpu_state_dir, sizeof(c->gpu_state_dir), key, val, 1, err,
-			               errlen) < 0)
-				return -1;
 		} else if (strcmp(key, "record_syslog") == 0) {
 			if ((b = rdzv_syslog_facility(val)) < -1)
 				return rdzv_err(err, errlen, "plugstack argument record_syslog=%.32s: "
 				                RDZV_SYSLOG_VALID, val);
 			c->record_syslog = b;
-		} else if (strcmp(key, "hang_python") == 0) {
-			if (set_string(c->hang_python, sizeof(c->hang_python), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "bind") == 0) {
-			if (set_string(c->bind, sizeof(c->bind), key, val, 0, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "topology") == 0) {
-			if (set_string(c->topology, sizeof(c->topology), key, val, 1, err, errlen) < 0)
-				return -1;
 		} else if (strcmp(key, "topology_cache") == 0) {
 			/* "no": no cache; else a directory of root's. */
 			if (strcmp(val, "no") == 0)
 				c->topology_cache[0] = '\0';
 			else if (set_string(c->topology_cache, sizeof(c->topology_cache), key, val, 1,
 			                    err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "gres_conf") == 0) {
-			if (set_string(c->gres_conf, sizeof(c->gres_conf), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "identity_root") == 0) {
-			if (set_string(c->identity_root, sizeof(c->identity_root), key, val, 1, err,
-			               errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "profiles") == 0) {
-			if (set_string(c->profiles, sizeof(c->profiles), key, val, 1, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "profile") == 0) {
-			if (set_string(c->profile, sizeof(c->profile), key, val, 0, err, errlen) < 0)
-				return -1;
-		} else if (strcmp(key, "partition_profile") == 0) {
-			if (set_string(c->partition_profiles, sizeof(c->partition_profiles), key, val,
-			               0, err, errlen) < 0)
 				return -1;
 		} else {
 			return rdzv_err(err, errlen,
