@@ -210,6 +210,13 @@ static int not_run_without_fds(const struct rdzv_health_req *req)
 	return WEXITSTATUS(status);
 }
 
+/* The NVML double's four healthy GPUs (each case appends its fault). */
+#define FOUR_GPUS                                                                    \
+	"gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n" \
+	"gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n" \
+	"gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n" \
+	"gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+
 static void test_health(const char *fixtures, const char *nvml)
 {
 	char root[600], path[1024], gres[700], text[1024];
@@ -259,52 +266,31 @@ static void test_health(const char *fixtures, const char *nvml)
 	req.nvml_library = nvml;
 	is_int(rdzv_health_check(&req, &h), 1, "NVML sees 3 GPUs where gres.conf names 4: a fault");
 	is_str(h.fault, "NVML sees 3 GPUs, gres.conf names 4", "... with both counts");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n");
+	write_file(path, FOUR_GPUS);
 	is_int(rdzv_health_check(&req, &h), 0, "NVML's 4 healthy GPUs: healthy");
 	is_int(h.nvml_gpus, 4, "... NVML counted 4");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "retired 1\n");
 	is_int(rdzv_health_check(&req, &h), 1, "retired pages pending: a fault");
 	is_str(h.fault, "GPU 1 retired pages pending (reset the GPU)", "... on GPU 1");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "remap 3 failed\n");
 	is_int(rdzv_health_check(&req, &h), 1, "a failed row remapping: a fault");
 	like(h.fault, "^GPU 3 row remapping failed", "... on GPU 3");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "recovery 2 0\nrecovery 1 2\n");
 	is_int(rdzv_health_check(&req, &h), 1, "NVML's recovery action not none: a fault");
 	is_str(h.fault, "GPU 1 NVML recovery action: node reboot (2)", "... naming the GPU and the action");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "recovery 1 4\nfail nvmlDeviceGetFieldValues 3\n");
 	is_int(rdzv_health_check(&req, &h), 0, "a driver without the field (NOT_SUPPORTED): healthy");
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "fail nvmlInit_v2 9\n");
 	is_int(rdzv_health_check(&req, &h), 1, "NVML that does not start: a fault");
 	like(h.fault, "^NVML does not start", "... saying so");
 	/* NVML's first initialisation, slow (no persistence mode): past the
 	 * bound it is its own outcome, never a GPU's fault; within, healthy. */
-	write_file(path, "gpu GPU-0 0000:07:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-1 0000:0f:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-2 0000:47:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
-	           "gpu GPU-3 0000:4e:00.0 0 00000000000000000000000000000000 0 not-supported 0 0\n"
+	write_file(path, FOUR_GPUS
 	           "slow-init 1500\n");
 	is_int(rdzv_health_run(&req, 1000, &h), RDZV_HEALTH_UNFINISHED,
 	       "NVML's init taking 1.5 s, a bound of 1 s: unfinished");
