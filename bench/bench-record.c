@@ -154,22 +154,11 @@ int main(int argc, char **argv)
 	const char *csv = NULL, *dir = NULL;
 	struct ctx c;
 	struct bench_stat st;
-	int i = 1, made = 0;
+	int made = 0;
 	size_t k;
 
-	if (i + 1 < argc && strcmp(argv[i], "--csv") == 0) {
-		csv = argv[i + 1];
-		i += 2;
-	}
-	if (i < argc)
-		dir = argv[i];
-	if (!dir) {
-		if (!(dir = mkdtemp(tmpl))) {
-			fprintf(stderr, "bench-record: no temporary directory\n");
-			return 1;
-		}
-		made = 1;
-	}
+	if (!(dir = bench_dir_args(argc, argv, "bench-record", &csv, tmpl, &made)))
+		return 1;
 	if (csv)
 		bench_csv_open(csv);
 	memset(&c, 0, sizeof(c));

@@ -169,3 +169,25 @@ unsigned bench_batches(unsigned def)
 	v = strtoul(s, &end, 10);
 	return *end || v < 1 || v > 1000 ? def : (unsigned)v;
 }
+
+const char *bench_dir_args(int argc, char **argv, const char *prog, const char **csv_path,
+                           char *tmpl, int *made)
+{
+	const char *dir = NULL;
+	int i = 1;
+
+	*csv_path = NULL;
+	*made = 0;
+	if (i + 1 < argc && strcmp(argv[i], "--csv") == 0) {
+		*csv_path = argv[i + 1];
+		i += 2;
+	}
+	if (i < argc)
+		return argv[i];
+	if (!(dir = mkdtemp(tmpl))) {
+		fprintf(stderr, "%s: no temporary directory\n", prog);
+		return NULL;
+	}
+	*made = 1;
+	return dir;
+}

@@ -93,22 +93,11 @@ int main(int argc, char **argv)
 	struct bench_stat st;
 	struct ctx c;
 	uint64_t end;
-	int i = 1, made = 0, k, rv = 0;
+	int made = 0, k, rv = 0;
 	const size_t size = 16u << 20;
 
-	if (i + 1 < argc && strcmp(argv[i], "--csv") == 0) {
-		csv = argv[i + 1];
-		i += 2;
-	}
-	if (i < argc)
-		dir = argv[i];
-	if (!dir) {
-		if (!(dir = mkdtemp(tmpl))) {
-			fprintf(stderr, "bench-xid: no temporary directory\n");
-			return 1;
-		}
-		made = 1;
-	}
+	if (!(dir = bench_dir_args(argc, argv, "bench-xid", &csv, tmpl, &made)))
+		return 1;
 	memset(&c, 0, sizeof(c));
 	snprintf(c.path, sizeof(c.path), "%s/kmsg", dir);
 	if (!(end = write_log(c.path, size))) {

@@ -47,6 +47,12 @@ void bench_csv_row(const char *section, const char *kase, const char *config,
                    const char *extra);
 void bench_csv_close(void);
 
+/* "PROG [--csv FILE] [DIR]": *csv_path the CSV path or NULL; returns DIR, else
+ * a new directory made from tmpl (mkdtemp; *made set), or NULL with the
+ * reason on stderr. */
+const char *bench_dir_args(int argc, char **argv, const char *prog, const char **csv_path,
+                           char *tmpl, int *made);
+
 /* Batches from $BENCH_BATCHES, else def (1..1000). */
 unsigned bench_batches(unsigned def);
 
