@@ -170,12 +170,6 @@ int rdzv_grace_srun_stop(void);     /* 1: the grace's verdict was said */
  * (rank_node and node_names are taken over); nodes: tell srun and wait. */
 struct rdzv_megatron_layout;
 struct rdzv_step;
-/* This node's name as slurmd knows itself (slurmd -N included), from
- * slurmstepd's own environment, which slurmstepd sets before loading any
- * plugin; never from the job's. 0, or -1 (buf "") when slurmstepd has none
- * or it is not a node name. Root's names (records, metrics, DCGM claims,
- * %n) come from this alone. */
-int rdzv_stepd_node(char *buf, size_t len);
 int rdzv_domains_srun_start(uint32_t job, uint32_t step, uint32_t nnodes, uint32_t ntasks,
                             const struct rdzv_megatron_layout *l, uint32_t **rank_node,
                             char ***node_names, char *err, size_t errlen);

@@ -144,22 +144,6 @@ static void free_argv(struct rdzv_step *st)
 	st->argc = 0;
 }
 
-int rdzv_stepd_node(char *buf, size_t len)
-{
-	/* slurmstepd's own environment, not the job's (spank_getenv): it sets
-	 * SLURMD_NODENAME to slurmd's conf->node_name (slurmd -N included)
-	 * when it reads slurmd's configuration, before any plugin is loaded
-	 * (src/slurmd/slurmstepd/slurmstepd.c, 22.05 to 26.05). */
-	const char *v = getenv("SLURMD_NODENAME"); /* rdzv: slurmstepd's own */
-
-	buf[0] = '\0';
-	if (!v || !rdzv_host_name_ok(v, strlen(v)) || rdzv_strlcpy(buf, v, len) < 0) {
-		buf[0] = '\0';
-		return -1;
-	}
-	return 0;
-}
-
 static int step_facts(spank_t sp, struct rdzv_step *st, char *err, size_t errlen)
 {
 	char restart[32];

@@ -105,7 +105,7 @@ bad3=$(cd "$srcdir" && grep -nE '(^|[^_a-z])kill[[:space:]]*\(' spank/*.c lib/*/
 ids='SLURM_JOB_ID|SLURM_JOBID|SLURM_STEP_ID|SLURM_STEPID|SLURM_STEP_NODELIST|SLURM_JOB_NODELIST|SLURM_NODELIST|SLURMD_NODENAME|SLURM_NODEID|SLURM_HET_SIZE|SLURM_JOB_ID_HET_GROUP|SLURM_HET_JOB_ID'
 look='(getenv|spank_getenv|rdzv_job_getenv|rdzv_job_getenv_dup|rdzv_envp_get)[[:space:]]*\([^)]*"'
 root_files='spank/record.c spank/node.c spank/node_script.c spank/failure.c spank/bind.c lib/rdzv/record.c lib/rdzv/metrics.c lib/rdzv/jobmap.c'
-bad3="$bad3$(cd "$srcdir" && grep -nE "$look($ids)" $root_files spank/remote.c \
+bad3="$bad3$(cd "$srcdir" && grep -nE "$look($ids)" $root_files spank/remote.c lib/common/util.c \
 	| grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
 	| grep -vE '^spank/remote\.c:[0-9]+:.*"SLURM_STEP_NODELIST"' \
 	| grep -vE 'getenv\("SLURMD_NODENAME"\); /\* rdzv: (slurmstepd|slurmd)'"'"'s own' \

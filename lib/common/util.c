@@ -311,3 +311,19 @@ ssize_t rdzv_read_small(const char *path, char *buf, size_t cap)
 	buf[got] = '\0';
 	return got;
 }
+
+int rdzv_stepd_node(char *buf, size_t len)
+{
+	/* slurmstepd's own environment, not the job's (spank_getenv): it sets
+	 * SLURMD_NODENAME to slurmd's conf->node_name (slurmd -N included)
+	 * when it reads slurmd's configuration, before any plugin is loaded
+	 * (src/slurmd/slurmstepd/slurmstepd.c, 22.05 to 26.05). */
+	const char *v = getenv("SLURMD_NODENAME"); /* rdzv: slurmstepd's own */
+
+	buf[0] = '\0';
+	if (!v || !rdzv_host_name_ok(v, strlen(v)) || rdzv_strlcpy(buf, v, len) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}

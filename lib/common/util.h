@@ -69,6 +69,13 @@ const char *rdzv_envp_get(char *const *envp, const char *name);
  * carry). */
 int rdzv_host_name_ok(const char *s, size_t n);
 
+/* This node's name as slurmd knows itself (slurmd -N included), from
+ * slurmstepd's own environment, which slurmstepd sets before loading any
+ * plugin; never from the job's. 0, or -1 (buf "") when slurmstepd has none
+ * or it is not a node name. Root's names (records, metrics, DCGM claims,
+ * %n) come from this alone. */
+int rdzv_stepd_node(char *buf, size_t len);
+
 /* src into dst (at most len - 1 bytes, always terminated; dst may be src)
  * with every control byte (below 0x20, and 0x7f) written as '?': a user's text in
  * slurmd's log or syslog can then neither start a line of its own nor carry
