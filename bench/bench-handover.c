@@ -18,7 +18,7 @@
  * step's node names (layout_domains), the map's text (set_domains_var),
  * Megatron's groups checked by domain (TP, EP, ETP inside a node), the step
  * plan's text, and both put into the step's environment as srun hands them
- * over (SLURM_RDZV_*, in parts when long: lib/rdzv/handover.h). node: what
+ * over (SLURM_RDZV_*, in parts when long: lib/step/handover.h). node: what
  * spank/remote.c does on the step's last node: both taken back out of the
  * environment (parts joined and checked), the plan parsed, the node's place
  * in rank order, its own name, the map parsed and the node's place in its

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* bench-liveness: what srun's liveness check costs (lib/rdzv/liveness.h),
+/* bench-liveness: what srun's liveness check costs (lib/failure/liveness.h),
  * for steps of 1k to 32k nodes: srun's channel (a listener thread taking
  * HELLO and ALIVE into the table) and one check, as after a failure: PING
  * to every node, the answers taken, until every node has answered. The

@@ -11,7 +11,7 @@
  * their environment), sends each the dump signal only when its status shows
  * it caught it (armed by --rdzv-debug=hang: helpers/python/sitecustomize.py
  * registered faulthandler), and prints what faulthandler wrote. The front
- * end prints one line per rank and the verdict (lib/rdzv/hang.h). Nothing
+ * end prints one line per rank and the verdict (lib/failure/hang.h). Nothing
  * is stopped: faulthandler writes from its signal handler and the process
  * goes on.
  *

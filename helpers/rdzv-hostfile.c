@@ -8,7 +8,7 @@
  *
  * Nodes: --nodelist, else SLURM_STEP_NODELIST (inside a step), else
  * SLURM_JOB_NODELIST (a batch script or salloc shell). Host lists are read
- * with lib/rdzv/hostlist.h, never expanded whole.
+ * with lib/step/hostlist.h, never expanded whole.
  * Slots per node:
  *   gpus   SLURM_GPUS_PER_NODE ("8", "h100:8", "a100:2,v100:1": the counts
  *          summed), else the GPUs Slurm gave on this node (SLURM_STEP_GPUS,
@@ -16,7 +16,7 @@
  *          Slurm exports no other node's GPU list, so allocations with
  *          different GPU counts per node need --gpus-per-node;
  *   tasks  SLURM_STEP_TASKS_PER_NODE, else SLURM_TASKS_PER_NODE ("8(x2),4"),
- *          node by node (lib/rdzv/layout.h);
+ *          node by node (lib/step/layout.h);
  *   auto   gpus when any GPU source exists, else tasks, else 1 (default);
  *   N      the same number everywhere.
  * Exit status: 0, 1 (a source is missing or malformed: the message names

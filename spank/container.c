@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* container.c: glue of the container rule (logic and the reasons behind it
- * in lib/rdzv/container.h; what the user sees in doc/containers.md).
+ * in lib/modes/container.h; what the user sees in doc/containers.md).
  *
  *   srun (init_post_opt): a step that asks pyxis for a container while
  *     plugstack.conf loads rdzv.so before spank_pyxis.so is refused, with

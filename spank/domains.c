@@ -7,7 +7,7 @@
  * and waits; once every node has told, srun checks the groups by domain,
  * as it does with Slurm's blocks under nvlink_domain=block, and answers
  * every node: OK, or REFUSE with the message, which srun prints once. The
- * messages are lib/rdzv/domain.h's; the channel under them is channel.h's. Steps that need no answer (another mode,
+ * messages are lib/domains/domain.h's; the channel under them is channel.h's. Steps that need no answer (another mode,
  * every group size 1, one node) pay nothing: nothing is started. */
 #include "config.h"
 #include "handover.h"

@@ -43,7 +43,7 @@ int rdzv_job_getenv_dup(spank_t sp, const char *name, char **out)
 	return -1;
 }
 
-/* ---- what srun hands the nodes (lib/rdzv/handover.h) ---- */
+/* ---- what srun hands the nodes (lib/step/handover.h) ---- */
 
 static int step_get(void *ctx, const char *name, char **value)
 {

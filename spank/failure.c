@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* failure.c: the glue of "a failed rank stops the step"; the
- * logic and why it is right are in lib/rdzv/failure.h.
+ * logic and why it is right are in lib/failure/failure.h.
  *
  *   srun, slurm_spank_init:   SLURM_KILL_BAD_EXIT=1 when the step will have
  *                             a mode and nobody chose otherwise
@@ -110,7 +110,9 @@ static void on_report(struct rdzv_listener *l, const char *buf, size_t n,
 	rdzv_live_srun_check();
 }
 
-int rdzv_failure_srun_first(struct rdzv_failure *f)
+/* The first failure report that arrived (1, into *f), or 0: handed to
+ * liveness.c, which names it as a silent node's consequence. */
+static int srun_first(struct rdzv_failure *f)
 {
 	int have;
 
@@ -188,7 +190,7 @@ void rdzv_failure_srun_start(const struct rdzv_srun_step *s)
 	} else if (has && rdzv_listener_start(&fl.reports, &report_ops, NULL) == 0) {
 		/* A failure's first cause: a node that no longer answers. */
 		if (fl.stops)
-			rdzv_live_srun_start(&fl.reports, s->has_counts ? s->nnodes : 0);
+			rdzv_live_srun_start(&fl.reports, s->has_counts ? s->nnodes : 0, srun_first);
 	}
 	if (!has) {
 		fl.reports.addr.job = s->job;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* grace.c: the glue of lib/rdzv/grace.h: a step never outlives its failed
+/* grace.c: the glue of lib/failure/grace.h: a step never outlives its failed
  * collective.
  *
  *   srun, local_user_init (an armed step: its ranks' sitecustomize.py

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* hang.c: the glue of --rdzv-debug=hang (lib/rdzv/hang.h,
+/* hang.c: the glue of --rdzv-debug=hang (lib/failure/hang.h,
  * rdzv-hang(1)).
  *
  *   slurmstepd, task_init (as the user, in the task before exec): when the
@@ -31,7 +31,7 @@
  *   that Slurm cannot reach (sitecustomize.py, doc/modes.md).
  *
  *   srun, local_user_init (armed steps only): a listener (channel.h) for the
- *   asks of ranks whose collective timed out (lib/rdzv/hang.h);
+ *   asks of ranks whose collective timed out (lib/failure/hang.h);
  *   RDZV_HANG_ASK exported to the step. The first ask runs rdzv-hang
  *   (hang_helper=) on the step, once, as the user (srun is the user's); its
  *   table goes to srun's stderr, its verdict to the failure line
@@ -146,7 +146,7 @@ static const char *sitecustomize_missing(char *path, size_t len)
 
 /* Apptainer (and Singularity) read APPTAINER_BIND / SINGULARITY_BIND from
  * the environment of the `apptainer` command a task runs: entries are
- * appended to both, after the user's own binds (lib/rdzv/container.h); a
+ * appended to both, after the user's own binds (lib/modes/container.h); a
  * user who set only one of the two gets the same value in both (Apptainer
  * 1.4.5 warns when they differ, says INFO for SINGULARITY_BIND alone). */
 static int add_binds(spank_t sp, const char *const *entries, size_t n)

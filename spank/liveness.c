@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* liveness.c: the glue of lib/rdzv/liveness.h: a node that died or hangs
+/* liveness.c: the glue of lib/failure/liveness.h: a node that died or hangs
  * is named in seconds, and the step ends without waiting for slurmctld.
  *
  *   slurmstepd, user_init (a step whose failures srun hears): a socket and
@@ -51,16 +51,19 @@ static struct {
 	size_t nsilent;
 	char *silent; /* their names, comma separated (NULL: none, or too many) */
 	struct rdzv_listener *l;
+	int (*first)(struct rdzv_failure *f); /* failure.c's first report */
 	struct rdzv_live live;
 	pthread_t th;
 	int64_t at_ms;
 } ls = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes)
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes,
+                          int (*first)(struct rdzv_failure *f))
 {
 	if (nnodes < 2 || rdzv_live_init(&ls.live, nnodes, rdzv_now_ms()) < 0)
 		return; /* one node: its own failures are never another's */
 	ls.l = l;
+	ls.first = first;
 	ls.on = 1;
 }
 
@@ -127,7 +130,7 @@ static void *checker(void *arg)
 	pthread_mutex_unlock(&ls.mu);
 	then[0] = '\0';
 	/* The first report failure.c kept: here, its consequence. */
-	if (rdzv_failure_srun_first(&first) && rdzv_failure_format(&first, 0, then, sizeof(then)) == 0
+	if (ls.first && ls.first(&first) && rdzv_failure_format(&first, 0, then, sizeof(then)) == 0
 	    && strncmp(then, RDZV_TAG ": ", strlen(RDZV_TAG) + 2) == 0)
 		memmove(then, then + strlen(RDZV_TAG) + 2, strlen(then) - strlen(RDZV_TAG) - 1);
 	fprintf(stderr, RDZV_TAG ": %s; the step was stopped%s%s%s\n", verdict,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* node.c: DCGM-exporter's job mapping (dcgm_job_map_dir=,
- * lib/rdzv/jobmap.h), in slurmstepd, as root:
+ * lib/admin/jobmap.h), in slurmstepd, as root:
  *   task_post_fork (the first task only)  the step's claim on its GPUs
  *   exit                                  the claim released
  * The job's epilog sweeps what a killed slurmstepd left: rdzv_node.so

@@ -57,7 +57,7 @@ extern struct rdzv_fabric_once rdzv_node_fabric;
 int rdzv_job_getenv(spank_t sp, const char *name, char *buf, size_t len);
 /* The same into a malloc()ed string of any length (*out, to free). */
 int rdzv_job_getenv_dup(spank_t sp, const char *name, char **out);
-/* A text srun handed this step's nodes (lib/rdzv/handover.h), taken out of
+/* A text srun handed this step's nodes (lib/step/handover.h), taken out of
  * the step's environment with all its parts; legacy: the name an earlier
  * srun plugin used (read when the new one is absent, removed always), or
  * NULL. Returns 1 with *text (to free), 0 when none, -1 broken (err). */
@@ -112,11 +112,14 @@ void rdzv_failure_remote_exit(void);                /* slurmstepd, the watcher j
 void rdzv_node_task_post_fork(spank_t sp);
 void rdzv_node_exit(void);
 
-/* liveness.c: is every node still there? (lib/rdzv/liveness.h) */
+/* liveness.c: is every node still there? (lib/failure/liveness.h) */
 struct rdzv_listener;
 struct rdzv_failure;
 struct rdzv_channel_peer;
-void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes);
+/* first: failure.c's first failure report (1, into *f), or 0; the check
+ * names it as a silent node's consequence. Handed in, not called back. */
+void rdzv_live_srun_start(struct rdzv_listener *l, uint32_t nnodes,
+                          int (*first)(struct rdzv_failure *f));
 void rdzv_live_srun_dgram(const char *buf, size_t n, const struct sockaddr *from, socklen_t len);
 /* A failure was reported, or a collective failed: check once. */
 void rdzv_live_srun_check(void);
@@ -135,9 +138,6 @@ void rdzv_live_node_start(uint32_t job, uint32_t step, uint64_t nonce, uint32_t 
                           const char *node, const struct rdzv_channel_peer *srun);
 void rdzv_live_node_stop(void);
 
-/* failure.c, srun: the first failure report that arrived (1, into *f),
- * or 0: liveness.c names it as a silent node's consequence. */
-int rdzv_failure_srun_first(struct rdzv_failure *f);
 /* failure.c, srun: a rank's bad exit came and kill-on-bad-exit stops the
  * step (grace.c stands down). */
 int rdzv_failure_srun_stopping(void);
@@ -155,7 +155,7 @@ void rdzv_hang_user_init(spank_t sp);              /* slurmstepd: srun's ask add
 int rdzv_hang_task_init(spank_t sp, uint32_t rank, int first_local, int launcher, char *err,
                         size_t errlen);
 
-/* grace.c: a step never outlives its failed collective (lib/rdzv/grace.h).
+/* grace.c: a step never outlives its failed collective (lib/failure/grace.h).
  * start takes the layout's rank_node and node_names over (lay: NULL none). */
 struct rdzv_srun_layout;
 struct rdzv_hang_ask;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* record.c: each node's record of a step (lib/rdzv/record.h), in slurmstepd.
+/* record.c: each node's record of a step (lib/admin/record.h), in slurmstepd.
  *
  *   init_post_opt (root)     a SOCK_SEQPACKET pair, its buffer large enough
  *                            for every task's part (SO_SNDBUFFORCE)

@@ -20,7 +20,7 @@
  * Everything a user can get wrong is refused here, on the submit host,
  * before the step's tasks exist: an error stops srun with a non-zero exit.
  * What srun asks slurmctld is in slurmctld.c; the channels are
- * lib/rdzv/channel.h's, their messages failure.c's, hang.c's and
+ * lib/step/channel.h's, their messages failure.c's, hang.c's and
  * domains.c's. */
 #include "config.h"
 #include "plugin.h"

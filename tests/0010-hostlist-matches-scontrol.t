@@ -7,7 +7,7 @@
 # a fixed seed (RDZV_HOSTLIST_SEED overrides, RDZV_HOSTLIST_COUNT sets how
 # many), so a failure reproduces.
 #
-# Where Slurm 22.05 and we knowingly differ (see lib/rdzv/hostlist.h), our side is
+# Where Slurm 22.05 and we knowingly differ (see lib/step/hostlist.h), our side is
 # asserted separately:
 #   - Slurm 22.05 refuses text after the last bracket group ("n[8-11]x",
 #     "a[1-2]b[3-4]c": "Invalid hostlist"); we read it as a suffix, as later

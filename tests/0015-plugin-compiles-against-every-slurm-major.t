@@ -23,7 +23,8 @@ mk="$top_builddir/Makefile"
 var() { sed -n "s/^$1 = //p" "$mk"; }
 cc=$(var CC)
 cflags="$(var WARN_CFLAGS) -Werror -Wno-write-strings $(var HARDEN_CFLAGS) $(var CFLAGS)"
-cppflags="$(var DEFS) -I$top_srcdir/lib/common -I$top_srcdir/lib/rdzv -I$top_srcdir/lib/bind -I$top_srcdir/lib/profile -I$top_srcdir/lib/gpu $(var HWLOC_CFLAGS) $(var CPPFLAGS)"
+libincs=; for d in "$top_srcdir"/lib/*/; do libincs="$libincs -I${d%/}"; done
+cppflags="$(var DEFS)$libincs $(var HWLOC_CFLAGS) $(var CPPFLAGS)"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 

@@ -4,7 +4,7 @@
 # A : B) runs as one world, as Slurm numbers it: RANK is SLURM_PROCID across
 # the components, WORLD_SIZE all their tasks, rank 0 where Slurm put task 0
 # (the first component's first node), the nodes numbered component by
-# component, every rank meets the others and all-reduces (lib/rdzv/het.h).
+# component, every rank meets the others and all-reduces (lib/step/het.h).
 # The components are laid so that the first holds the later node names
 # (n3-n4, one task each) and the second n1-n2 (two each): a numbering taken
 # from the node list's order would put rank 0 on n1. A step of one

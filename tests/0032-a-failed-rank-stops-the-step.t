@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A rank that exits non-zero or is killed ends the whole step at once on
 # every node (Slurm's kill-on-bad-exit, set by the plugin for every mode but
-# off: lib/rdzv/failure.h), and srun names it in one line in the plugin's
+# off: lib/failure/failure.h), and srun names it in one line in the plugin's
 # terms; a rank that exits 0 early stops nothing. 2 nodes x 2
 # ranks, PyTorch gloo: without the plugin's default the survivors wait in
 # init_process_group for PyTorch's 30-minute timeout (or sleep 600 s here).

@@ -11,7 +11,8 @@ host_leg_only "the replay is of the parsers alone, and the host's sanitizer buil
 mk=$top_builddir/Makefile
 lib=$top_builddir/lib/.libs/librdzv.a
 pflib=$top_builddir/helpers/preflight/.libs/libpreflight.a
-incs="-I$top_srcdir/lib/common -I$top_srcdir/lib/rdzv -I$top_srcdir/lib/bind -I$top_srcdir/lib/profile -I$top_srcdir/lib/gpu -I$top_srcdir/helpers/preflight"
+incs="-I$top_srcdir/helpers/preflight"
+for d in "$top_srcdir"/lib/*/; do incs="$incs -I${d%/}"; done
 [ -f "$mk" ] || skip_all "no configured build in $top_builddir"
 [ -f "$lib" ] || skip_all "lib/librdzv.la not built"
 # configure's substitutions, as written into the Makefile

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What srun hands the nodes (rank 0's node and the node order from the step
 # layout, the failure-report address, the hang ask) reaches them under every
-# --export form (lib/rdzv/handover.h): with --export=NONE, --export=VAR
+# --export form (lib/step/handover.h): with --export=NONE, --export=VAR
 # without ALL, or inside sbatch --export=NONE, Slurm forwards only SLURM*
 # variables (and, from 23.02, _SLURM_SPANK_OPTION_*) from srun's environment.
 # Each form gives what --export=ALL gives: the node says the order came from

@@ -36,10 +36,11 @@ else
 	# macros that select code paths are given here, as the build sees them.
 	hv=$(pkg-config --modversion hwloc 2>/dev/null || echo 2.0.0)
 	inc="$inc -DHWLOC_API_VERSION=$(printf '0x%04x%02x%02x' $(echo "$hv" | tr '.' ' ') 2>/dev/null || echo 0x00020000)"
+	libincs=; for d in "$srcdir"/lib/*/; do libincs="$libincs -I${d%/}"; done
 	out=$(cd "$srcdir" && cppcheck --enable=warning,style,performance,portability \
 		--std=c11 --inline-suppr --quiet --error-exitcode=1 \
 		--suppressions-list=tests/cppcheck.supp \
-		-D__GNUC__ -Ilib/common -Ilib/rdzv -Ilib/bind -Ilib/profile -Ihelpers/preflight $inc \
+		-D__GNUC__ $libincs -Ihelpers/preflight $inc \
 		--template='{file}:{line}: {severity} ({id}): {message}' \
 		lib spank helpers 2>&1)
 	rc=$?
@@ -104,7 +105,7 @@ bad3=$(cd "$srcdir" && grep -nE '(^|[^_a-z])kill[[:space:]]*\(' spank/*.c lib/*/
 # which slurmstepd or slurmd set) only on a line marked as such.
 ids='SLURM_JOB_ID|SLURM_JOBID|SLURM_STEP_ID|SLURM_STEPID|SLURM_STEP_NODELIST|SLURM_JOB_NODELIST|SLURM_NODELIST|SLURMD_NODENAME|SLURM_NODEID|SLURM_HET_SIZE|SLURM_JOB_ID_HET_GROUP|SLURM_HET_JOB_ID'
 look='(getenv|spank_getenv|rdzv_job_getenv|rdzv_job_getenv_dup|rdzv_envp_get)[[:space:]]*\([^)]*"'
-root_files='spank/record.c spank/node.c spank/node_script.c spank/failure.c spank/bind.c lib/rdzv/record.c lib/rdzv/metrics.c lib/rdzv/jobmap.c'
+root_files='spank/record.c spank/node.c spank/node_script.c spank/failure.c spank/bind.c lib/admin/record.c lib/admin/metrics.c lib/admin/jobmap.c'
 bad3="$bad3$(cd "$srcdir" && grep -nE "$look($ids)" $root_files spank/remote.c lib/common/util.c \
 	| grep -vE '^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' \
 	| grep -vE '^spank/remote\.c:[0-9]+:.*"SLURM_STEP_NODELIST"' \

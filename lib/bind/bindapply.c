@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* bindapply.c: what binding does to the calling process (a task in
  * task_init, slurmstepd in user_init): read and set CPU affinity. The
  * table itself is computed without system calls in bindtable.c. */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* bindtable.c: the binding table of one step on one node (see topo.h for
  * the rules, doc/binding.md for why). Pure computation on the node model:
  * no system call; bindapply.c applies a row to the calling process. */

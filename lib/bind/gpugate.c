@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* gpugate.c: the health gate's GPU-fault look; see gpugate.h. */
 #include "config.h"
 #include "gpugate.h"

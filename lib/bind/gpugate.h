@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* gpugate.h: the health gate's look at the GPU drivers' reports
  * (gpufault.h) with the admin's settings (kmsg=, xid_table=,
  * gpu_state_dir=, identity_root=), beside the node check of health.h:

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* health.h: a node's quick check as a job starts on it (health_check=yes,
  * slurm_spank_job_prolog) and as `rdzv-preflight --node` (NHC, by hand).
  *

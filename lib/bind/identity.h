@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* identity.h: which PCI device each of Slurm's GPU numbers stands for.
  *
  * Slurm numbers a node's GPUs by the position of their device files in its

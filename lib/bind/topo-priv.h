@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* topo-priv.h: the node model topo.c extracts from hwloc, shared with
  * bindtable.c and topocache.c only (the rest of the tree sees topo.h).
  *

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* topo.c: load the topology and list the node's GPUs (NVIDIA's CUDA GPUs,
  * else AMD's) and RDMA NIC ports (and Slingshot interfaces), each by PCI
  * bus id (names such as mlx5_N differ between nodes of one model: JUWELS

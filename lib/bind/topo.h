@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/bind/: the node's topology, each task's GPU, NICs and cores, the node
+ * check and its GPU gate. Uses lib/modes/, lib/step/, lib/gpu/, lib/common/. */
 /* topo.h: the node's GPUs and RDMA NICs from hwloc, and the binding table
  * of one step on one node: which GPU, NICs and CPUs each task gets.
  *

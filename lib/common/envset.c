@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/common/: what every folder uses: strings, numbers and errors, a
+ * variable's precedence (envset), JSON. Uses no other folder. */
 #include "config.h"
 #include "envset.h"
 #include "util.h"

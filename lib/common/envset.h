@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/common/: what every folder uses: strings, numbers and errors, a
+ * variable's precedence (envset), JSON. Uses no other folder. */
 /* envset.h: the variables the plugin wants in a task's environment, and the
  * one table-driven precedence function that decides what each task gets.
  *

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/common/: what every folder uses: strings, numbers and errors, a
+ * variable's precedence (envset), JSON. Uses no other folder. */
 /* json.c: see json.h. */
 #include "config.h"
 #include "json.h"

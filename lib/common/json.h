@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/common/: what every folder uses: strings, numbers and errors, a
+ * variable's precedence (envset), JSON. Uses no other folder. */
 /* json.h: the little JSON the step records need (record.h): a bounded
  * writer, and a reader of a whole text into a small tree, with limits on
  * size and depth, for rdzv-report and for checking what a task hands its

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/common/: what every folder uses: strings, numbers and errors, a
+ * variable's precedence (envset), JSON. Uses no other folder. */
 /* util.h: small shared helpers of the logic library. */
 #ifndef RDZV_UTIL_H
 #define RDZV_UTIL_H

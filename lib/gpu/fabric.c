@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* fabric.c: NVLink fabric info through NVML, loaded at run time (see
  * fabric.h). Only the documented ABI of nvml.h is declared here: the
  * return type (an int-sized enum), the opaque device handle, and the

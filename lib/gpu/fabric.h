@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* fabric.h: each GPU's NVLink fabric membership, read through NVML
  * (libnvidia-ml.so.1, loaded with dlopen only when asked: nothing links
  * NVML, and a node without the driver loads nothing).

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* gpufault.h: what the GPU drivers reported, judged: the NVIDIA driver's
  * Xids in the kernel log (kmsg.h) classed by the Xid table (xid.h), and
  * AMD's uncorrectable RAS counts

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* gpulib.h: what lib/gpu's vendor readers share (fabric.c through NVML,
  * rsmi.c through ROCm SMI): loading the vendor's library at run time, so
  * that rdzv builds and runs without it, and the messages they build. */

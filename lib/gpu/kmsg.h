@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* kmsg.h: what the GPU drivers told the kernel log, read as /dev/kmsg
  * gives it (Documentation/ABI/testing/dev-kmsg): one record per line,
  *   PRI,SEQ,TS_USEC,FLAGS[,...];MESSAGE

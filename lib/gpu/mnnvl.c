@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* mnnvl.c: the node's readiness for multi-node NVLink (see mnnvl.h). */
 #define _GNU_SOURCE 1 /* O_DIRECTORY, O_NOFOLLOW, fdopendir */
 #include "config.h"

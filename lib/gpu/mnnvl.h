@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* mnnvl.h: is this node ready for multi-node NVLink (MNNVL)? What a site
  * profile's "require mnnvl" checks on every node of a step before any task
  * starts (doc/profiles.md, "Multi-node NVLink"):

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* rsmi.c: AMD GPUs' PCI address, xGMI hive and xGMI health through ROCm
  * SMI, loaded at run time (see rsmi.h). Only the documented ABI of
  * rocm_smi.h is declared here: the status (an enum the size of a uint32_t,

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* rsmi.h: each AMD GPU's PCI address, xGMI hive and xGMI health, read
  * through ROCm SMI (librocm_smi64.so.1, loaded with dlopen only when asked,
  * as fabric.h loads NVML: nothing links ROCm SMI, and a node without ROCm

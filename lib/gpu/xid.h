@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/gpu/: the GPU vendors' libraries (NVML, ROCm SMI, opened at run time),
+ * the NVLink fabric, the kernel's GPU fault lines (Xid). Uses lib/common/. */
 /* xid.h: the table of NVIDIA Xid classes (etc/rdzv-xid.conf, installed as
  * $(sysconfdir)/slurm/rdzv-xid.conf; xid_table= names another), which
  * says for each Xid what NVIDIA's catalog tells a site to do at once and so

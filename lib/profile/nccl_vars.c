@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 #include "config.h"
 #include "nccl_vars.h"
 #include "util.h"

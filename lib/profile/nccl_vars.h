@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* nccl_vars.h: the NCCL_* environment variables rdzv knows, with the value
  * type NCCL documents for each, so that a profile's typo or bad value is
  * caught by the admin's checker instead of being silently ignored by NCCL.

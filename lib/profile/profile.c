@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* profile.c: parsing and checking one profile file, and the names of
  * profiles (see profile.h for the format). Includes and the choice of
  * profile are in profile_resolve.c. */
@@ -55,46 +57,6 @@ void rdzv_notes_add(struct rdzv_notes *w, const char *fmt, ...)
 	}
 	if ((s = strdup(buf)))
 		w->v[w->n++] = s;
-}
-
-/* ---- names ---- */
-
-int rdzv_profile_name_check(const char *name, char *err, size_t errlen)
-{
-	size_t i, len;
-
-	if (!name || !*name)
-		return rdzv_err(err, errlen, "empty profile name");
-	len = strlen(name);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		if (!isalnum(c) && c != '_' && c != '-' && c != '.' && c != '+')
-			break;
-	}
-	if (i < len) {
-		unsigned char c = (unsigned char)name[i];
-
-		if (c < 0x20 || c >= 0x7f)
-			return rdzv_err(err, errlen, "profile name has a control or non-ASCII byte "
-			                "(0x%02x at offset %zu)", c, i);
-		if (c == '/')
-			return rdzv_err(err, errlen, "profile name '%.64s' contains '/': profiles are "
-			                "names, not paths", name);
-		return rdzv_err(err, errlen, "profile name '%.64s' contains '%c' (allowed: letters, "
-		                "digits, '_', '-', '.', '+')", name, c);
-	}
-	if (len > RDZV_PROFILE_NAME_MAX)
-		return rdzv_err(err, errlen, "profile name '%.32s...' is longer than %d bytes", name,
-		                RDZV_PROFILE_NAME_MAX);
-	if (name[0] == '.')
-		return rdzv_err(err, errlen, "profile name '%.64s' starts with '.' (hidden files "
-		                "and '..' are not profiles)", name);
-	if (name[0] == '-')
-		return rdzv_err(err, errlen, "profile name '%.64s' starts with '-'", name);
-	if (strcmp(name, "list") == 0 || strcmp(name, "none") == 0)
-		return rdzv_err(err, errlen, "'%s' is a reserved word, not a profile name", name);
-	return 0;
 }
 
 /* ---- parsing ---- */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* profile.h: site NCCL profiles - the file format, the secure directory
  * they live in, and the resolution of what a job step gets.
  * doc/profiles.md is the admin's guide; this is the contract.
@@ -30,7 +32,9 @@
  * site default (profile=). "none" chooses no profile. Whatever the user
  * chooses, the enforce and unset entries of the profile that applies by
  * default (partition, else site) still apply, over anything the chosen
- * profile says about the same variable (rdzv_profile_resolve). */
+ * profile says about the same variable (rdzv_profile_resolve).
+ *
+ * The names a profile may have and the admin's directory: profile_dir.h. */
 #ifndef RDZV_PROFILE_H
 #define RDZV_PROFILE_H
 
@@ -39,11 +43,9 @@
 #include <sys/types.h>
 
 #include "envset.h"
+#include "profile_dir.h"
 
-#define RDZV_PROFILE_NAME_MAX 63       /* bytes in a profile name */
 #define RDZV_PROFILE_DEPTH_MAX 8       /* nested includes */
-#define RDZV_PROFILE_FILE_MAX 65536    /* bytes in one profile file */
-#define RDZV_PROFILE_SUFFIX ".profile"
 #define RDZV_PROFILE_WHERE_MAX 1100    /* "path:line" */
 
 /* Messages that are not errors (warnings for the admin's checker). */
@@ -58,14 +60,6 @@ void rdzv_notes_clear(struct rdzv_notes *w); /* frees the messages */
  * must not fail a step). */
 void rdzv_notes_add(struct rdzv_notes *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/* ---- names ---- */
-
-/* A profile name as users and files spell it: 1-63 bytes of letters,
- * digits, '_', '-', '.', '+', not starting with '.' or '-', and not one of
- * the reserved words "list" and "none". Returns 0, or -1 with the reason
- * (the name is quoted only when printable). */
-int rdzv_profile_name_check(const char *name, char *err, size_t errlen);
 
 /* ---- parsing one file ---- */
 
@@ -121,34 +115,6 @@ struct rdzv_profile_source {
 	            size_t wherelen, char *err, size_t errlen);
 	const void *ctx;
 };
-
-/* The admin's directory. Opened once; every file is read through it. */
-struct rdzv_profile_dir {
-	char path[1024];   /* canonical (realpath) */
-	uid_t owner;       /* who must own the directory and files: root (0) */
-};
-
-/* Canonicalise path and check the directory and each directory above it:
- * owned by owner or root, not writable by group or others (a sticky
- * directory like /tmp is not enough: anyone could replace our entry).
- * Returns 0, or -1 with the reason. */
-int rdzv_profile_dir_open(struct rdzv_profile_dir *d, const char *path, uid_t owner,
-                          char *err, size_t errlen);
-
-/* Read DIR/NAME.profile safely: NAME checked, the file opened with
- * O_NOFOLLOW; a symlink is followed only when its target resolves inside
- * DIR; the file must be a regular file owned by owner (or root), not
- * writable by group or others, and at most RDZV_PROFILE_FILE_MAX bytes.
- * Signature of rdzv_profile_source.read with ctx = the dir. */
-int rdzv_profile_dir_read(const void *dir, const char *name, char **text, size_t *len,
-                          char *where, size_t wherelen, char *err, size_t errlen);
-
-/* The profile names in the directory (files NAME.profile with a valid
- * NAME), sorted. Returns the count (>= 0) with *names malloc'd (free with
- * rdzv_profile_names_free), or -1 with the reason. */
-int rdzv_profile_dir_names(const struct rdzv_profile_dir *d, char ***names, char *err,
-                           size_t errlen);
-void rdzv_profile_names_free(char **names, int n);
 
 /* ---- one profile with its includes resolved ---- */
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* profile_dir.c: reading profiles from the admin's directory, and only from
- * there. srun and slurmstepd's user_init read these files as the job's
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
+/* profile_dir.c: the names a profile may have, and reading profiles from
+ * the admin's directory, and only from there. srun and slurmstepd's user_init read these files as the job's
  * user, so an attacker is any user who can write somewhere on the path;
  * every check below closes one way of substituting a file. */
 #include "config.h"
-#include "profile.h"
+#include "profile_dir.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,46 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- names: what a profile file may be called ---- */
+
+int rdzv_profile_name_check(const char *name, char *err, size_t errlen)
+{
+	size_t i, len;
+
+	if (!name || !*name)
+		return rdzv_err(err, errlen, "empty profile name");
+	len = strlen(name);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (!isalnum(c) && c != '_' && c != '-' && c != '.' && c != '+')
+			break;
+	}
+	if (i < len) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c < 0x20 || c >= 0x7f)
+			return rdzv_err(err, errlen, "profile name has a control or non-ASCII byte "
+			                "(0x%02x at offset %zu)", c, i);
+		if (c == '/')
+			return rdzv_err(err, errlen, "profile name '%.64s' contains '/': profiles are "
+			                "names, not paths", name);
+		return rdzv_err(err, errlen, "profile name '%.64s' contains '%c' (allowed: letters, "
+		                "digits, '_', '-', '.', '+')", name, c);
+	}
+	if (len > RDZV_PROFILE_NAME_MAX)
+		return rdzv_err(err, errlen, "profile name '%.32s...' is longer than %d bytes", name,
+		                RDZV_PROFILE_NAME_MAX);
+	if (name[0] == '.')
+		return rdzv_err(err, errlen, "profile name '%.64s' starts with '.' (hidden files "
+		                "and '..' are not profiles)", name);
+	if (name[0] == '-')
+		return rdzv_err(err, errlen, "profile name '%.64s' starts with '-'", name);
+	if (strcmp(name, "list") == 0 || strcmp(name, "none") == 0)
+		return rdzv_err(err, errlen, "'%s' is a reserved word, not a profile name", name);
+	return 0;
+}
 
 /* Owned by the trusted owner or root, not writable by group or others. */
 static int stat_trusted(const struct stat *st, uid_t owner, const char *what, const char *path,

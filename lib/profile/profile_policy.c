@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* profile_policy.c: encoding of the enforced entries for the NCCL
  * environment plugin. Linked into rdzv.so (encode) and into
  * libnccl-env-rdzv.so (decode), so it depends on nothing but libc and

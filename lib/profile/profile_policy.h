@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* profile_policy.h: the enforced part of a step's profile, carried into the
  * task so that NCCL's environment plugin (nccl/rdzv-env.c) can keep
  * answering it after the program changed its own environment.

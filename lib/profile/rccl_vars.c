@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/profile/: site NCCL profiles: the files, their variables, which one
+ * applies. Uses lib/common/. */
 /* rccl_vars.c: the variables an RCCL job reads besides NCCL_* (RCCL's
  * own RCCL_*, the ROCm runtime's HSA_*, libfabric's FI_* and its cxi
  * provider's FI_CXI_*), with the value types their readers take, so that

@@ -17,7 +17,7 @@
 # chroot, so the sid root is entered with pivot_root (tests/versions/in-root.sh);
 # root here lacks CAP_SYS_RESOURCE, so `apptainer exec` needs --no-privs.
 # pyxis and enroot are not packaged by Debian: the plugin's pyxis rule
-# (lib/rdzv/container.h) is unit-tested only (tests/unit/test-container).
+# (lib/modes/container.h) is unit-tested only (tests/unit/test-container).
 
 ctr_dir=$top_srcdir/tests/containers
 RANK_PY=$ctr_dir/rank.py

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-argscan.c: the step's command line as the argv scanner and the
- * Megatron layout check read it (lib/rdzv/argscan.h, lib/rdzv/megatron.h).
+ * Megatron layout check read it (lib/modes/argscan.h, lib/modes/megatron.h).
  * Input: argv words, one per line (the first is the program); the last line,
  * when it contains '=', is read as the environment word TP_SIZE=... style
  * (it stays in argv too). Invariants: the scanner's answer is -1, 0 or 1; a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-failure.c: the texts of "a failed rank stops the step"
- * (lib/rdzv/failure.c). Input lines: [0] a datagram a node sends to srun
+ * (lib/failure/failure.c). Input lines: [0] a datagram a node sends to srun
  * (any sender on the network may send one), [1] RDZV_STEP_REPORT's value
  * (the step's environment), [2] a /proc/PID/stat text, [3] a
  * /proc/PID/environ block with '\1' for its NULs, [4] a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-handover.c: srun's hand-over as a node takes it out of the step's
- * environment (lib/rdzv/handover.c), which a user can also set. Input: the
+ * environment (lib/step/handover.c), which a user can also set. Input: the
  * first line is the value of SLURM_RDZV_STEP_PLAN, each following line the
  * value of the next part (_1, _2, ...). Invariants: taking it returns 1, 0 or
  * -1; on 1 the text is a string and, when the value was a header, as long as

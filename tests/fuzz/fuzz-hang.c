@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz-hang.c: what rdzv-hang reads (lib/rdzv/hang.c): a
+/* fuzz-hang.c: what rdzv-hang reads (lib/failure/hang.c): a
  * faulthandler dump as a process wrote it (any bytes: the process is the
  * user's), a collector's record header, a /proc/PID/status text.
  * Invariants: a parsed dump has at least one frame, NUL-terminated fields

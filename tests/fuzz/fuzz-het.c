@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-het.c: a heterogeneous step's numbering from the step's environment
- * (lib/rdzv/het.c), read by every node in slurmstepd. Input: the first line
+ * (lib/step/het.c), read by every node in slurmstepd. Input: the first line
  * is "JOB NODE NNODES NTASKS" (this slurmstepd's SPANK items), each following
  * line one NAME=VALUE of the environment. Invariants: the result is 1, 0 or
  * -1; on 1 the node and rank 0's node are named, this component's nodes and

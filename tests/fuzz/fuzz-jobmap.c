@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-jobmap.c: what the admin's node work reads.
- * - A DCGM job-map claim (lib/rdzv/jobmap.c: root's files, but read back
+ * - A DCGM job-map claim (lib/admin/jobmap.c: root's files, but read back
  *   by every step on the node): the first input's bytes up to a NUL.
  *   Invariants: a claim that parses formats to text that parses to the
  *   same pid, start time and GPUs, and formats again to the same text.
  * - The task's command line srun reads for an image run with a cleaned
- *   environment (lib/rdzv/container.c, a user's words): the input cut at
+ *   environment (lib/modes/container.c, a user's words): the input cut at
  *   '\n' into argv. Invariant: the answer is NULL or the runtime's name,
  *   which is argv[0]'s last part. */
 #include "config.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-launcher.c: a step's command line as the launcher finder reads it
- * (lib/rdzv/launcher.h), and srun's own command line as
+ * (lib/modes/launcher.h), and srun's own command line as
  * rdzv_srun_command_index reads it. Input: argv words, one per line (the
  * first is the program; a -c word may hold a whole shell string). Invariants:
  * the finder answers 0 or 1, a found launcher has a kind and a command, its

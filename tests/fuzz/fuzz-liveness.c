@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* fuzz-liveness.c: the liveness channel's datagrams (lib/rdzv/liveness.c),
+/* fuzz-liveness.c: the liveness channel's datagrams (lib/failure/liveness.c),
  * which srun and every slurmstepd of a step read from anyone on the
  * network. Input: one datagram. Invariants: a datagram that decodes
  * encodes to exactly its bytes (one spelling per message) and decodes again

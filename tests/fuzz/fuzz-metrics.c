@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz-metrics.c: the node_exporter textfile the plugin reads back before
- * adding a step (lib/rdzv/metrics.c), which anyone with root on the node
+ * adding a step (lib/admin/metrics.c), which anyone with root on the node
  * could have edited. Input: the file. Invariants: at most the table's
  * size; a step can be added; the text written, read again, gives the same
  * text (only well-formed series survive a round). */

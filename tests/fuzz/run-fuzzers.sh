@@ -88,7 +88,8 @@ if [ -z "$hwloc_libs" ]; then
 fi
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-incs="-I$srcdir/lib/common -I$srcdir/lib/rdzv -I$srcdir/lib/bind -I$srcdir/lib/profile -I$srcdir/lib/gpu -I$srcdir/helpers/preflight"
+incs="-I$srcdir/helpers/preflight"
+for d in "$srcdir"/lib/*/; do incs="$incs -I${d%/}"; done
 cflags="-g -O1 $san -I$work/include $incs $hwloc_cflags"
 
 # The library's sources: those the configured build links into librdzv

@@ -67,7 +67,7 @@ if [ -z "$bin" ]; then
 	printf '#define PACKAGE_VERSION "gpu-test"\n#define HAVE_CUDA_NCCL 1\n' >"$work/direct/config.h"
 	srcs="$src/helpers/preflight/checks.c $src/helpers/preflight/gpu.c $src/helpers/preflight/main.c
 	      $src/helpers/preflight/report.c $src/helpers/preflight/ring.c $src/helpers/preflight/summary.c
-	      $src/helpers/preflight/boot_frame.c $src/helpers/preflight/boot_net.c $src/helpers/preflight/boot_server.c $src/helpers/preflight/busbw.c $src/lib/common/util.c $src/lib/rdzv/hostlist.c $src/lib/rdzv/layout.c
+	      $src/helpers/preflight/boot_frame.c $src/helpers/preflight/boot_net.c $src/helpers/preflight/boot_server.c $src/helpers/preflight/busbw.c $src/lib/common/util.c $src/lib/step/hostlist.c $src/lib/step/layout.c
 	      $src/lib/bind/hcalist.c"
 	libs=
 	if pkg-config --exists hwloc 2>/dev/null; then
@@ -111,8 +111,9 @@ C
 		srcs="$srcs $work/direct/nohwloc.c"
 		note "direct build without hwloc (PCI-order promise check skipped)"
 	fi
+	libincs=; for d in "$src"/lib/*/; do libincs="$libincs -I${d%/}"; done
 	# shellcheck disable=SC2086
-	if $cc -std=gnu11 -O2 -g -Wall -Wno-format-truncation -I"$work/direct" -I"$src/lib/common" -I"$src/lib/rdzv" -I"$src/lib/bind" -I"$src/lib/profile" -I"$src/helpers/preflight" \
+	if $cc -std=gnu11 -O2 -g -Wall -Wno-format-truncation -I"$work/direct" $libincs -I"$src/helpers/preflight" \
 		-I"$cuda/include" -I"$nccl/include" $srcs -o "$work/direct/rdzv-preflight" \
 		-L"$nccl/lib" -L"$cuda/lib64" -Wl,-rpath,"$nccl/lib" -Wl,-rpath,"$cuda/lib64" \
 		-lnccl -lcudart $libs -lm >"$out/cc.log" 2>&1; then

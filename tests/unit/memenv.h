@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memenv.h: an in-memory environment for the tests of what srun hands the
- * nodes (lib/rdzv/handover.h), as spank_getenv/setenv/unsetenv give a
+ * nodes (lib/step/handover.h), as spank_getenv/setenv/unsetenv give a
  * step's: shared by tests/unit/test-handover.c and tests/fuzz/fuzz-handover.c.
  * memenv_longest: the longest value ever set (a part must stay below what
  * Slurm forwards and exec takes). */

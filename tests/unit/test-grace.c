@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-grace: a step never outlives its failed collective (lib/rdzv/grace.c,
- * the FAIL datagram of lib/rdzv/hang.c). The FAIL notice decodes like an
+/* test-grace: a step never outlives its failed collective (lib/failure/grace.c,
+ * the FAIL datagram of lib/failure/hang.c). The FAIL notice decodes like an
  * ASK and says it asks for nothing; malformed ones are refused. srun's count
  * names the ranks that never reported, with their nodes when the layout is
  * known, lists at most 8, and keeps the first report; duplicates and ranks

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-handover: texts from srun to the nodes through the step's environment
- * (lib/rdzv/handover.c): short ones as one SLURM_RDZV_ variable, long ones in
+ * (lib/step/handover.c): short ones as one SLURM_RDZV_ variable, long ones in
  * parts that each stay below what Slurm forwards (ENV_BUFSIZE, 256 KiB) and
  * what exec takes (128 KiB a string), put back together on the node, every
  * part gone from the tasks' environment, and broken hand-overs named. The

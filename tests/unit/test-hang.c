@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-hang: faulthandler dumps to "where is each rank", and the verdict
- * (lib/rdzv/hang.c). The dumps are faulthandler's own format: the first
+ * (lib/failure/hang.c). The dumps are faulthandler's own format: the first
  * was written by CPython 3.11's faulthandler here (a thread, then the main
  * thread); the torch ones follow the frames PyTorch 1.13 and 2.x put
  * between a user's all_reduce and the blocking call (distributed_c10d.py,

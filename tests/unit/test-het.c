@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-het: a heterogeneous step's global numbering from its environment
- * (lib/rdzv/het.c). The first case is the one measured under Slurm 22.05:
+ * (lib/step/het.c). The first case is the one measured under Slurm 22.05:
  * salloc -w n3,n4 --ntasks-per-node=1 : -w n1,n2 --ntasks-per-node=2, then
  * srun --het-group=0,1: SLURM_NODEID n3=0 n4=1 n1=2 n2=3, SLURM_PROCID 0 on
  * n3, 1 on n4, 2-3 on n1, 4-5 on n2, SLURM_JOB_ID=1 everywhere. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-liveness: is every node of the step still there? (lib/rdzv/liveness.c)
+/* test-liveness: is every node of the step still there? (lib/failure/liveness.c)
  * Bad input first: every malformed datagram is refused, whole. Then srun's
  * table: a node that said HELLO and does not answer is silent; one that
  * said BYE (its part ended) or was never heard from (not started) is not;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-netif: the interface toward rank 0's node (lib/rdzv/netif.c) and the
+/* test-netif: the interface toward rank 0's node (lib/step/netif.c) and the
  * GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME defaults every mode adds from it.
  * The route is the kernel's own (loopback here; the namespaced cluster's
  * tests cover interfaces between nodes). */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-node-admin: what the plugin keeps for the admin on each node.
- * DCGM-exporter's job-mapping files (lib/rdzv/jobmap.c): a step's claim
+ * DCGM-exporter's job-mapping files (lib/admin/jobmap.c): a step's claim
  * makes one file per GPU, named by its index, holding its job; two jobs on
  * one GPU are both listed, once each; a release removes only what no other
  * claim holds; a claim whose process is gone (or whose pid was reused) is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-nodeorder: rank 0's node and the node order from a step layout
- * (lib/rdzv/nodeorder.c), and their trip through the step plan. The layouts
+ * (lib/step/nodeorder.c), and their trip through the step plan. The layouts
  * are the ones measured under Slurm 26.05.5 (the measured cases, doc/modes.md):
  * topology/tree puts task 0 on node3 of node[1-4]; topology/block lays ranks
  * 0-1 on node1, 2-3 on node3, 4-5 on node2, 6-7 on node4. */

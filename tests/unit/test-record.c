@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* test-record: the step record's pieces (lib/rdzv/record.c,
+/* test-record: the step record's pieces (lib/admin/record.c,
  * lib/common/json.c). Bad input first: malformed JSON of every kind is
  * refused with its offset; a task's hostile values come back byte for byte
  * through the writer and the reader; a node's record stays within its

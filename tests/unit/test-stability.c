@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-stability: doc/stability.md cannot drift from the code. A node's
- * record is built by lib/rdzv/record.c with every optional part present
+ * record is built by lib/admin/record.c with every optional part present
  * (a task with each outcome of a variable, an exit and a signal, a
- * profile), and a metrics file by lib/rdzv/metrics.c with every family;
+ * profile), and a metrics file by lib/admin/metrics.c with every family;
  * every field path of the record (a.b for members, a[].b inside arrays)
  * and every metric's name, labels and type must be a row of the document's
  * tables, and every row must still exist. The formats the document names
