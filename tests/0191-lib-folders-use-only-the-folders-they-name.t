@@ -12,6 +12,14 @@
 . "$top_srcdir/tests/lib/tap.sh"
 host_leg_only "the tree is the same under every leg"
 
+# folder_comment FILE: the comment under FILE's SPDX line, on one line.
+folder_comment() {
+	awk 'NR == 1 { next } { sub(/^ *\/?\* ?/, ""); printf "%s ", $0 } /\*\// { exit }' "$1" \
+		| sed 's/ *\*\/ *$//; s/  */ /g'
+}
+# uses_of COMMENT: its "Uses ..." list ("no other folder" when it uses none).
+uses_of() { printf '%s\n' "$1" | sed -n 's/.* Uses \(.*\)\.$/\1/p'; }
+
 # check ROOT: prints one line per violation in ROOT/lib; nothing when clean.
 check() {
 	local root=$1 d f h w uses own line
@@ -27,9 +35,7 @@ check() {
 		d=$(basename "$d")
 		own=
 		for f in "$root/lib/$d"/*.[ch]; do
-			# The folder comment: from line 2 to its first "*/", joined.
-			line=$(awk 'NR == 1 { next } { sub(/^ *\/?\* ?/, ""); printf "%s ", $0 } /\*\// { exit }' "$f" \
-				| sed 's/ *\*\/ *$//; s/  */ /g')
+			line=$(folder_comment "$f")
 			case $line in
 			"lib/$d/: "*) ;;
 			*) echo "lib/$d/$(basename "$f"): its first comment does not say what lib/$d/ holds"; continue ;;
@@ -37,7 +43,7 @@ check() {
 			[ -z "$own" ] && own=$line
 			[ "$line" = "$own" ] || echo "lib/$d/$(basename "$f"): its folder comment differs from the folder's other files"
 		done
-		uses=$(printf '%s\n' "$own" | sed -n 's/.* Uses \(.*\)\.$/\1/p')
+		uses=$(uses_of "$own")
 		[ -n "$uses" ] || echo "lib/$d/: the folder comment names no 'Uses ...' (or 'Uses no other folder.')"
 		[ "$uses" = "no other folder" ] && uses=
 		allow[$d]=" $d $(printf '%s' "$uses" | tr -d ',' | sed 's#lib/\([a-z]*\)/#\1#g') "
@@ -70,9 +76,7 @@ ok "$([ "$(printf '%s' "$folders" | wc -w)" -ge 9 ] && echo 0 || echo 1)" "lib/ 
 out=$(check "$top_srcdir")
 is "$out" "" "every lib/ folder includes only its own headers and those of the folders its files name; no circle, no folder over 12 C files"
 for d in $folders; do
-	uses=$(awk 'NR == 1 { next } { printf "%s ", $0 } /\*\// { exit }' "$top_srcdir/lib/$d/$(ls "$top_srcdir/lib/$d" | grep '\.c$' | head -n 1)" \
-		| sed -n 's/.* Uses \(.*\)\. \*\/.*/\1/p' | tr -s ' *' ' ' | sed 's/^ //')
-	diag "lib/$d/ uses: $uses"
+	diag "lib/$d/ uses: $(uses_of "$(folder_comment "$(ls "$top_srcdir/lib/$d"/*.c | head -n 1)")")"
 done
 missing=$(for d in $folders; do grep -q -- "-I\$(top_srcdir)/lib/$d \\\\\|-I\$(top_srcdir)/lib/$d\$" "$top_srcdir/Makefile.am" || echo "$d"; done)
 is "$(printf '%s' "$missing" | tr '\n' ' ')" "" "Makefile.am's RDZV_LIB_CPPFLAGS names every folder"

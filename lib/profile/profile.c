@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/profile/: site NCCL profiles: the files, their variables, which one
  * applies. Uses lib/common/. */
-/* profile.c: parsing and checking one profile file, and the names of
- * profiles (see profile.h for the format). Includes and the choice of
- * profile are in profile_resolve.c. */
+/* profile.c: parsing and checking one profile file (see profile.h for the
+ * format). Includes and the choice of profile are in profile_resolve.c, the
+ * names a profile may have and the admin's directory in profile_dir.c. */
 #include "config.h"
 #include "profile.h"
 #include "nccl_vars.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/profile/: site NCCL profiles: the files, their variables, which one
  * applies. Uses lib/common/. */
-/* profile.h: site NCCL profiles - the file format, the secure directory
- * they live in, and the resolution of what a job step gets.
+/* profile.h: site NCCL profiles - the file format and the resolution of
+ * what a job step gets (the secure directory they live in: profile_dir.h).
  * doc/profiles.md is the admin's guide; this is the contract.
  *
  * File DIR/NAME.profile, one directive per line:
@@ -32,15 +32,12 @@
  * site default (profile=). "none" chooses no profile. Whatever the user
  * chooses, the enforce and unset entries of the profile that applies by
  * default (partition, else site) still apply, over anything the chosen
- * profile says about the same variable (rdzv_profile_resolve).
- *
- * The names a profile may have and the admin's directory: profile_dir.h. */
+ * profile says about the same variable (rdzv_profile_resolve). */
 #ifndef RDZV_PROFILE_H
 #define RDZV_PROFILE_H
 
 #include <stddef.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 #include "envset.h"
 #include "profile_dir.h"
